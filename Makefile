@@ -1,0 +1,40 @@
+# A thin front for CMake: `make`, `make test`, `make run`, `make install PREFIX=...`.
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+BUILD ?= build
+CMAKE_FLAGS ?=
+
+.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench fuzz clean format
+
+all: build
+
+build:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The whole suite: warnings as errors, unit tests under ASan+UBSan, the concurrency
+# tests under TSan, then the integration tests (real servers) on the release build.
+test:
+	@scripts/test.sh
+
+test-unit test-asan test-tsan test-integration:
+	@scripts/test.sh $(patsubst test-%,%,$@)
+
+# The embedded default: the service on 127.0.0.1 with the file lease provider.
+run: build
+	@scripts/run.sh
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+bench: build
+	@scripts/bench.sh
+
+fuzz:
+	@scripts/fuzz.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz

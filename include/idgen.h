@@ -1,0 +1,11 @@
+/* idgen.h: the public API of libidgen. Each part has its own header under idgen/. */
+#ifndef IDGEN_H
+#define IDGEN_H
+
+#include "idgen/error.h"
+#include "idgen/layout.h"
+#include "idgen/clock.h"
+#include "idgen/gen.h"
+#include "idgen/codec.h"
+
+#endif

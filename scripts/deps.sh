@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a task needs, by name; quiet and quick when all are there.
+# Usage: scripts/deps.sh build|run|test|bench ...
+set -euo pipefail
+
+build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev
+       libh2o-evloop-dev libhiredis-dev uuid-dev)
+test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
+      procps iproute2 nodejs)
+bench=(postgresql postgresql-contrib libpq-dev redis-server nginx-light wrk gnuplot-nox
+       mariadb-server mariadb-client valgrind)
+
+want=()
+for group in "$@"; do
+  case "$group" in
+    build|run) want+=("${build[@]}") ;;
+    test) want+=("${build[@]}" "${test[@]}") ;;
+    bench) want+=("${build[@]}" "${test[@]}" "${bench[@]}") ;;
+    *) echo "deps.sh: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for pkg in "${want[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+sudo=""
+[[ $(id -u) -eq 0 ]] || sudo="sudo"
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# The package lists of a fresh machine are empty: update once, then install.
+if [[ ! -d /var/lib/apt/lists ]] || ! compgen -G "/var/lib/apt/lists/*_Packages" >/dev/null; then
+  $sudo apt-get update -qq
+fi
+if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Debian starts some servers on install; the project starts its own on loopback ports.
+for svc in redis-server nginx postgresql mariadb etcd; do
+  if [[ " ${missing[*]} " == *" ${svc}"* ]] && command -v systemctl >/dev/null 2>&1; then
+    $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+done

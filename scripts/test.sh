@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the test suite in stages; with no argument, all of them. Prints one closing count line.
+# Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), integration.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+stages=("$@")
+[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan integration)
+passed=0 failed=0
+
+configure() { # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DIDGEN_WERROR=ON "$@" >/dev/null || return 1
+  cmake --build "$dir" -j "$jobs" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning|Built target)' || true
+  [[ ${PIPESTATUS[0]} -eq 0 ]]
+}
+
+run_ctest() { # dir, ctest args...
+  local dir=$1; shift
+  local log; log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" "$@") 2>&1 | tee "$log"
+  local p f
+  p=$(grep -cE 'Test +#[0-9]+: .* Passed' "$log")
+  f=$(grep -cE 'Test +#[0-9]+: .*(\*\*\*|Failed|Not Run|Timeout)' "$log")
+  rm -f "$log"
+  passed=$((passed + p)); failed=$((failed + f))
+}
+
+for stage in "${stages[@]}"; do
+  echo "== test stage: $stage"
+  case "$stage" in
+    unit)
+      configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
+      run_ctest build -L unit ;;
+    asan)
+      configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+        -DIDGEN_SANITIZE=address,undefined || { failed=$((failed + 1)); continue; }
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        run_ctest build-asan -L unit ;;
+    tsan)
+      configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+        -DIDGEN_SANITIZE=thread || { failed=$((failed + 1)); continue; }
+      TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L concurrency ;;
+    integration)
+      configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
+      run_ctest build -L integration ;;
+    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, integration)" >&2; exit 2 ;;
+  esac
+done
+
+echo "tests: ${passed} passed, ${failed} failed"
+[[ $failed -eq 0 && $passed -gt 0 ]]

@@ -1,0 +1,36 @@
+/* cli.h: the subcommands of the idgen binary and the helpers they share. */
+#ifndef IDGEN_CLI_H
+#define IDGEN_CLI_H
+
+#include <stdint.h>
+
+#include "idgen.h"
+
+/* Exit statuses: 0 success, 1 the operation failed, 2 bad usage or input. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+typedef struct cli_command {
+  const char *name;
+  int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
+  const char *summary;
+} cli_command;
+
+/* One line to stderr, "idgen <cmd>: <message>", and returns status. */
+int cli_error(int status, const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Parses a non-negative integer in [min, max] from text, strictly. */
+int cli_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Resolves --layout (a preset or spec; NULL means "snowflake") into *out, or writes the
+ * reason into err. */
+int cli_layout(const char *spec, idgen_layout *out, char *err, size_t errlen);
+
+/* Unix ms now, from the wall clock. */
+int64_t cli_now_ms(void);
+
+int idgen__cmd_next(int argc, char **argv);
+int idgen__cmd_layout(int argc, char **argv);
+int idgen__cmd_bench(int argc, char **argv);
+
+#endif

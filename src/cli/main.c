@@ -1,0 +1,37 @@
+/* main.c: the idgen binary: dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_command commands[] = {
+    {"next", idgen__cmd_next, "print new Snowflake IDs"},
+    {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
+    {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: idgen <command> [options]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\n'idgen <command> --help' describes one command. Version " IDGEN_VERSION ".\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("idgen " IDGEN_VERSION "\n");
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].run(argc - 1, argv + 1);
+  return cli_error(CLI_USAGE, "", "unknown command '%s' (try 'idgen --help')", argv[1]);
+}
