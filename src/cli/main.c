@@ -8,6 +8,7 @@ static const cli_command commands[] = {
     {"next", idgen__cmd_next, "print new Snowflake IDs"},
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
+    {"serve", idgen__cmd_serve, "run the ID service (HTTP/JSON and the Redis protocol)"},
 };
 
 static void usage(FILE *out) {
