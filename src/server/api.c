@@ -338,7 +338,7 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     idgen__svc_metrics(t->svc, &t->out);
     res->status = 200;
     res->reason = "OK";
-    res->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    res->content_type = "text/plain; version=0.0.4";
     return;
   default:
     json_error(t, res, 404, "not_found", "no such route");

@@ -32,6 +32,7 @@ struct idgen__net {
   h2o_evloop_t *loop;
   h2o_socket_t *http_listener, *resp_listener;
   h2o_timeout_t resp_idle;
+  h2o_timeout_t resp_linger; /* how long a closing connection drains its input */
   resp_conn *resp_head; /* every RESP connection, for shutdown */
   size_t open;          /* this thread's connections */
   int stopping;
@@ -44,7 +45,7 @@ struct resp_conn {
   idgen__buf out;
   h2o_timeout_entry_t idle;
   resp_conn *prev, *next;
-  int writing, closing;
+  int writing, closing, lingering;
 };
 
 /* ---- connection accounting ---- */
@@ -162,12 +163,33 @@ static void resp_close(resp_conn *c) {
 
 static void resp_process(resp_conn *c);
 
+/* A closing connection reads and drops what the client still sends, so that closing
+ * with unread input does not reset the connection and destroy the last reply (an error
+ * the client should see) before the client reads it. */
+static void resp_linger_read(h2o_socket_t *sock, const char *err) {
+  resp_conn *c = sock->data;
+  if (err) {
+    resp_close(c);
+    return;
+  }
+  h2o_buffer_consume(&sock->input, sock->input->size);
+}
+
 static void resp_written(h2o_socket_t *sock, const char *err) {
   resp_conn *c = sock->data;
   c->writing = 0;
   idgen__buf_reset(&c->out);
-  if (err || c->closing) {
+  if (err) {
     resp_close(c);
+    return;
+  }
+  if (c->closing) {
+    c->lingering = 1;
+    shutdown(h2o_socket_get_fd(sock), SHUT_WR);
+    h2o_buffer_consume(&sock->input, sock->input->size);
+    h2o_timeout_unlink(&c->idle);
+    h2o_timeout_link(c->net->loop, &c->net->resp_linger, &c->idle);
+    h2o_socket_read_start(sock, resp_linger_read);
     return;
   }
   h2o_socket_read_start(sock, resp_read);
@@ -212,7 +234,7 @@ static void resp_read(h2o_socket_t *sock, const char *err) {
 
 static void resp_idle(h2o_timeout_entry_t *entry) {
   resp_conn *c = (resp_conn *)((char *)entry - offsetof(resp_conn, idle));
-  if (c->writing) {
+  if (c->writing && !c->lingering) {
     /* A client that stopped reading: make the pending write fail, which closes. */
     c->closing = 1;
     shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
@@ -285,6 +307,7 @@ int idgen__net_new(idgen__net **out, const idgen__net_config *cfg) {
   net->accept_ctx.ctx = &net->ctx;
   net->accept_ctx.hosts = net->globalconf.hosts;
   h2o_timeout_init(net->loop, &net->resp_idle, cfg->idle_timeout_ms);
+  h2o_timeout_init(net->loop, &net->resp_linger, 1000);
   if (cfg->http_fd >= 0)
     net->http_listener = listen_on(net, cfg->http_fd, on_http_accept);
   if (cfg->resp_fd >= 0)
@@ -314,7 +337,7 @@ void idgen__net_stop_accepting(idgen__net *net) {
   /* Idle RESP connections have nothing in flight: close them now. */
   for (resp_conn *c = net->resp_head, *next; c; c = next) {
     next = c->next;
-    if (!c->writing && c->sock->input->size == 0)
+    if (!c->writing && (c->lingering || c->sock->input->size == 0))
       resp_close(c);
   }
 }
@@ -335,6 +358,7 @@ void idgen__net_free(idgen__net *net) {
     return;
   }
   h2o_timeout_dispose(net->loop, &net->resp_idle);
+  h2o_timeout_dispose(net->loop, &net->resp_linger);
   h2o_context_dispose(&net->ctx);
   h2o_config_dispose(&net->globalconf);
   h2o_evloop_destroy(net->loop);

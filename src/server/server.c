@@ -31,7 +31,6 @@ typedef struct worker {
 } worker;
 
 static _Atomic int stop_requested;
-static _Atomic uint64_t open_conns;
 
 static int64_t mono_ms(void) {
   struct timespec ts;
@@ -127,7 +126,7 @@ static void *serve_thread(void *arg) {
   idgen__net_config nc = {.tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd,
                           .header_timeout_ms = cfg->header_timeout_ms,
                           .idle_timeout_ms = cfg->idle_timeout_ms,
-                          .conns = &open_conns, .max_conns = cfg->max_conns};
+                          .conns = idgen__svc_conns(w->svc), .max_conns = cfg->max_conns};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);

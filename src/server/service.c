@@ -25,6 +25,7 @@ struct idgen__svc {
   uint64_t worker;
   int64_t started_ms;
   _Atomic int stopping;
+  _Atomic uint64_t conns;
   size_t nshards;
   idgen__metrics *shards;
 };
@@ -121,6 +122,8 @@ const idgen_layout *idgen__svc_layout(const idgen__svc *svc) { return &svc->layo
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i) {
   return &svc->shards[i < svc->nshards ? i : svc->nshards - 1];
 }
+
+_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc) { return &svc->conns; }
 
 int idgen__svc_next(idgen__svc *svc, uint64_t *id) { return idgen_gen_next(svc->gen, id); }
 
@@ -279,12 +282,15 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_cap_ms Unix ms above which nothing is issued (0: no cap).\n"
       "# TYPE idgen_cap_ms gauge\n"
       "idgen_cap_ms %" PRId64 "\n"
+      "# HELP idgen_connections_open Connections open now (both listeners).\n"
+      "# TYPE idgen_connections_open gauge\n"
+      "idgen_connections_open %" PRIu64 "\n"
       "# HELP idgen_ready 1 while /readyz answers 200.\n"
       "# TYPE idgen_ready gauge\n"
       "idgen_ready %d\n",
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
       st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker, st.last_ms,
-      st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, ready);
+      st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, atomic_load(&svc->conns), ready);
   /* Lease renewals/failures/losses and etcd latency come from the lease keeper; the
    * static provider has none. */
   idgen__buf_addf(out,

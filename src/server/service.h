@@ -4,6 +4,7 @@
 #ifndef IDGEN_SERVER_SERVICE_H
 #define IDGEN_SERVER_SERVICE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ void idgen__svc_free(idgen__svc *svc);
 const idgen__serve_config *idgen__svc_config(const idgen__svc *svc);
 const idgen_layout *idgen__svc_layout(const idgen__svc *svc);
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i);
+
+/* Open connections of every listener and thread (the --max-conns count). */
+_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc);
 
 /* IDs: as idgen_gen_next / idgen_gen_next_batch. Thread-safe. */
 int idgen__svc_next(idgen__svc *svc, uint64_t *id);
