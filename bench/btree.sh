@@ -8,7 +8,7 @@ usage() {
   cat <<'EOF'
 usage: bench/btree.sh [options]
 Starts a throwaway PostgreSQL cluster on 127.0.0.1 (temp dir, free port), loads N rows
-per ID scheme (bigserial, snowflake, uuid4_pg, uuid4, uuid7, ulid) with COPY in equal
+per ID scheme (bigserial, snowflake, uuid4_pg, uuid4, uuid7, ulid, ulid_mono) with COPY in equal
 batches, prints a markdown table and draws plots with gnuplot.
   --rows N             rows per scheme (default 1000000)
   --batch N            rows per COPY, one transaction each (default 1000)
@@ -151,7 +151,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   awk -F'\t' 'NR > 1 { printf "%s\t%.2f\t%.2f\t%.2f\n", $1, $6 / 1048576, $12 / 1048576, $7 / 1048576 }' \
     "$out_dir/btree_summary.tsv" >"$out_dir/btree_bars.tsv"
   gnuplot <<EOF
-set terminal pngcairo size 900,540 font "DejaVu Sans,11"
+set terminal pngcairo size 900,540 font "DejaVu Sans,11" noenhanced
 set datafile separator "\t"
 set key outside right top
 set grid

@@ -28,7 +28,8 @@ typedef enum key_kind {
   KEY_SNOWFLAKE, /* idgen_gen_next_batch, bigint */
   KEY_UUID4,     /* idgen_uuid4_batch */
   KEY_UUID7,     /* idgen_uuid7_next_batch */
-  KEY_ULID,      /* idgen_ulid_next_batch (plain mode), stored as uuid */
+  KEY_ULID,      /* idgen_ulid_next_batch, plain mode, stored as uuid */
+  KEY_ULID_MONO, /* idgen_ulid_next_batch, monotonic mode, stored as uuid */
 } key_kind;
 
 typedef struct scheme {
@@ -45,7 +46,9 @@ static const scheme SCHEMES[] = {
      "uuid, server gen_random_uuid()", KEY_PG_UUID4},
     {"uuid4", "id uuid PRIMARY KEY", "uuid, idgen v4", KEY_UUID4},
     {"uuid7", "id uuid PRIMARY KEY", "uuid, idgen v7", KEY_UUID7},
-    {"ulid", "id uuid PRIMARY KEY", "uuid, idgen ULID bytes", KEY_ULID},
+    {"ulid", "id uuid PRIMARY KEY", "uuid, idgen ULID (plain) bytes", KEY_ULID},
+    {"ulid_mono", "id uuid PRIMARY KEY", "uuid, idgen ULID (monotonic) bytes",
+     KEY_ULID_MONO},
 };
 #define NSCHEMES (sizeof SCHEMES / sizeof SCHEMES[0])
 
@@ -97,7 +100,7 @@ static void usage(void) {
          "  --checkpoint-every N  CHECKPOINT every N rows, outside the timed inserts, so\n"
          "                   full-page images show (default: as --every; 0: never)\n"
          "  --schemes LIST   comma-separated, from: bigserial,snowflake,uuid4_pg,uuid4,\n"
-         "                   uuid7,ulid (default: all, in that order)\n"
+         "                   uuid7,ulid,ulid_mono (default: all, in order)\n"
          "  --out DIR        write btree_summary.tsv, btree_rate.tsv and btree_wal.tsv\n"
          "                   there (default: no files)\n");
 }
@@ -277,7 +280,7 @@ typedef struct keygen {
 #if HAVE_IDGEN_UUID
   idgen_random *random;
   idgen_uuid7_gen *uuid7;
-  idgen_ulid_gen *ulid;
+  idgen_ulid_gen *ulid, *ulid_mono;
   idgen_uuid *uuids;
   idgen_ulid *ulids;
 #endif
@@ -311,6 +314,11 @@ static void keygen_init(keygen *k, size_t batch) {
   if (rc < 0) {
     die("idgen_ulid_new: %s", idgen_strerror(rc));
   }
+  lc.monotonic = 1;
+  rc = idgen_ulid_new(&k->ulid_mono, &lc);
+  if (rc < 0) {
+    die("idgen_ulid_new: %s", idgen_strerror(rc));
+  }
   k->uuids = calloc(batch, sizeof *k->uuids);
   k->ulids = calloc(batch, sizeof *k->ulids);
   if (k->uuids == NULL || k->ulids == NULL) {
@@ -325,6 +333,7 @@ static void keygen_free(keygen *k) {
 #if HAVE_IDGEN_UUID
   idgen_uuid7_free(k->uuid7);
   idgen_ulid_free(k->ulid);
+  idgen_ulid_free(k->ulid_mono);
   idgen_random_system_free(k->random);
   free(k->uuids);
   free(k->ulids);
@@ -351,6 +360,9 @@ static void keygen_make(keygen *k, key_kind kind, size_t n) {
   case KEY_ULID:
     got = idgen_ulid_next_batch(k->ulid, k->ulids, n);
     break;
+  case KEY_ULID_MONO:
+    got = idgen_ulid_next_batch(k->ulid_mono, k->ulids, n);
+    break;
 #else
   default:
     die("scheme needs idgen/uuid.h, not in this build");
@@ -375,9 +387,10 @@ static size_t format_row(const keygen *k, key_kind kind, size_t i, int64_t n, ch
 #if HAVE_IDGEN_UUID
   case KEY_UUID4:
   case KEY_UUID7:
-  case KEY_ULID: {
+  case KEY_ULID:
+  case KEY_ULID_MONO: {
     idgen_uuid u;
-    if (kind == KEY_ULID) {
+    if (kind == KEY_ULID || kind == KEY_ULID_MONO) {
       memcpy(u.b, k->ulids[i].b, 16);
     } else {
       u = k->uuids[i];

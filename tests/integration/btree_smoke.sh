@@ -21,9 +21,9 @@ rows=2000
 bash "$src/bench/btree.sh" --rows "$rows" --batch 500 --every 500 --out "$out" --build "$build" \
   >"$out/stdout" 2>"$out/stderr" || { cat "$out/stderr" >&2; fail "bench/btree.sh exited $?"; }
 
-schemes=(bigserial snowflake uuid4_pg uuid4 uuid7 ulid)
+schemes=(bigserial snowflake uuid4_pg uuid4 uuid7 ulid ulid_mono)
 # The markdown table: a header, a rule, one row per scheme.
-[[ $(grep -c '^| ' "$out/stdout") -eq $(( ${#schemes[@]} + 2 )) ]] || fail "table rows: $(cat "$out/stdout")"
+[[ $(grep -c '^|' "$out/stdout") -eq $(( ${#schemes[@]} + 2 )) ]] || fail "table rows: $(cat "$out/stdout")"
 for s in "${schemes[@]}"; do
   line=$(awk -F'\t' -v s="$s" '$1 == s' "$out/btree_summary.tsv")
   [[ -n "$line" ]] || fail "$s missing from btree_summary.tsv"
