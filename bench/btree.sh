@@ -186,6 +186,12 @@ else
 fi
 
 if [[ $docs -eq 1 ]]; then
+  # One results section (and set of plots) per row count: the default run's plots are
+  # docs/img/btree_*.png, another row count's carry it, e.g. btree_rate_10000000.png.
+  tag=""
+  [[ "$rows" == 1000000 ]] || tag="_$rows"
+  begin="<!-- btree-results rows=$rows begin: written by bench/btree.sh --docs -->"
+  end="<!-- btree-results rows=$rows end -->"
   cpu=$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //')
   cores=$(nproc)
   mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
@@ -196,41 +202,47 @@ if [[ $docs -eq 1 ]]; then
   cmd+=" --docs"
   results="$tmp/results.md"
   {
-    echo "<!-- results:begin (written by bench/btree.sh --docs; edit outside these markers) -->"
-    echo "Run of $(date -u +%Y-%m-%d) ($(date -u +%H:%M) UTC): \`$cmd\`, all schemes' loads in ${elapsed_s} s."
-    echo
-    echo "Machine: $cores cores ($cpu), $mem RAM, $(uname -sr); $version;"
-    echo "shared_buffers = $shared_buffers. Absolute figures are this shared machine's; compare"
+    echo "$begin"
+    echo "Run of $(date -u +%Y-%m-%d) ($(date -u +%H:%M) UTC): \`$cmd\`; all the loads took ${elapsed_s} s."
+    echo "Machine: $cores cores ($cpu), $mem RAM, $(uname -sr); $version,"
+    echo "shared_buffers = $shared_buffers. Absolute figures are this shared machine's: compare"
     echo "the rows with each other."
     echo
     cat "$out_dir/btree_table.md"
     echo
     echo "Relative to \`bigserial\` in the same run:"
     echo
-    echo "| Scheme | Index size | WAL | Full-page images | Insert time |"
-    echo "|---|--:|--:|--:|--:|"
-    awk -F'\t' 'NR == 2 { bi = $6; bw = $12; bf = $13; bt = $4 }
-      NR > 1 { printf "| %s | %.2f× | %.2f× | %s | %.2f× |\n", $1, $6 / bi, $12 / bw,
-               (bf > 0 ? sprintf("%.2f×", $13 / bf) : "n/a"), $4 / bt }' "$out_dir/btree_summary.tsv"
+    echo "| Scheme | Index size | Leaf pages | WAL | Full-page images | Insert time |"
+    echo "|---|--:|--:|--:|--:|--:|"
+    awk -F'\t' 'function x(a, b) { return b > 0 ? sprintf("%.2f×", a / b) : "n/a" }
+      NR == 2 { bi = $6; bl = $8; bw = $12; bf = $13; bt = $4 }
+      NR > 1 { printf "| %s | %s | %s | %s | %s | %s |\n", $1, x($6, bi), x($8, bl),
+               x($12, bw), x($13, bf), x($4, bt) }' "$out_dir/btree_summary.tsv"
     echo
-    echo "![Insert rate over the run](img/btree_rate.png)"
+    echo "![Insert rate over the run](img/btree_rate$tag.png)"
     echo
-    echo "![Index, table and WAL per scheme](img/btree_size_wal.png)"
+    echo "![Index, table and WAL per scheme](img/btree_size_wal$tag.png)"
     echo
-    echo "![WAL over the run](img/btree_wal_over_rows.png)"
-    echo "<!-- results:end -->"
+    echo "![WAL over the run](img/btree_wal_over_rows$tag.png)"
+    echo "$end"
   } >"$results"
   doc="$src_dir/docs/btree.md"
-  if [[ -f "$doc" ]] && grep -q '<!-- results:begin' "$doc"; then
-    awk -v f="$results" '/<!-- results:begin/ { while ((getline l < f) > 0) print l; skip = 1; next }
-         /<!-- results:end -->/ { skip = 0; next } !skip' "$doc" >"$tmp/doc.md"
+  if [[ -f "$doc" ]] && grep -qF "$begin" "$doc"; then
+    awk -v f="$results" -v b="$begin" -v e="$end" '
+      $0 == b { while ((getline l < f) > 0) print l; skip = 1; next }
+      $0 == e { skip = 0; next }
+      !skip' "$doc" >"$tmp/doc.md"
     cat "$tmp/doc.md" >"$doc"
+  elif [[ -f "$doc" ]]; then
+    { echo; cat "$results"; } >>"$doc"
   else
     { echo "# PostgreSQL B-trees under each ID scheme"; echo; cat "$results"; } >"$doc"
   fi
   mkdir -p "$src_dir/docs/img"
   for png in btree_rate btree_size_wal btree_wal_over_rows; do
-    [[ -f "$out_dir/$png.png" ]] && cp "$out_dir/$png.png" "$src_dir/docs/img/$png.png"
+    if [[ -f "$out_dir/$png.png" ]]; then
+      cp "$out_dir/$png.png" "$src_dir/docs/img/$png$tag.png"
+    fi
   done
-  echo "bench/btree.sh: wrote $doc and docs/img/btree_*.png" >&2
+  echo "bench/btree.sh: wrote $doc and docs/img/btree_*$tag.png" >&2
 fi
