@@ -7,5 +7,7 @@
 #include "idgen/clock.h"
 #include "idgen/gen.h"
 #include "idgen/codec.h"
+#include "idgen/random.h"
+#include "idgen/uuid.h"
 
 #endif
