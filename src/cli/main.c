@@ -8,6 +8,9 @@ static const cli_command commands[] = {
     {"next", idgen__cmd_next, "print new Snowflake IDs"},
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
+    {"uuid7", idgen__cmd_uuid7, "print new UUIDv7 (time-ordered, RFC 9562)"},
+    {"uuid4", idgen__cmd_uuid4, "print new UUIDv4 (random, RFC 9562)"},
+    {"ulid", idgen__cmd_ulid, "print new ULIDs (plain or --monotonic)"},
 };
 
 static void usage(FILE *out) {
