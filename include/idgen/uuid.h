@@ -75,8 +75,9 @@ IDGEN_API void idgen_uuid7_free(idgen_uuid7_gen *gen);
 
 /* Issues one UUIDv7, greater than every value this generator issued before.
  * Thread-safe (a short mutex section; the clock and random source are read outside
- * it). Errors: IDGEN_ERANGE if the clock is before 1970 or past 48 bits of ms (year
- * 10889), or an error of the random source. *out is untouched on failure. */
+ * it). Errors: IDGEN_ERANGE if the clock is before 1970 (or, in theory, if the last
+ * tick of 48-bit ms is used up: a Unix-ns clock ends in 2262, long before 10889), or
+ * an error of the random source. *out is untouched on failure. */
 IDGEN_API int idgen_uuid7_next(idgen_uuid7_gen *gen, idgen_uuid *out);
 
 /* Issues n increasing UUIDv7 into out[0..n) with one clock read and one lock (random
@@ -168,7 +169,7 @@ IDGEN_API void idgen_ulid_free(idgen_ulid_gen *gen);
 
 /* Issues one ULID. Thread-safe (monotonic mode takes a short mutex; plain mode none).
  * Errors: IDGEN_EEXHAUSTED (monotonic: the 80 bits of this ms are used up),
- * IDGEN_ERANGE (clock before 1970 or past 48 bits of ms), or the source's error. */
+ * IDGEN_ERANGE (clock before 1970), or the source's error. *out untouched on failure. */
 IDGEN_API int idgen_ulid_next(idgen_ulid_gen *gen, idgen_ulid *out);
 /* Issues n ULIDs into out[0..n) (increasing in monotonic mode) with one clock read.
  * Returns n, or a negative error if none was issued; if some were issued before
