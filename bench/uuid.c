@@ -116,9 +116,15 @@ static uint8_t run_ulid_with(idgen_ulid_gen *gen, size_t n, int text) {
   return acc;
 }
 
-static uint8_t run_ulid(size_t n) { return run_ulid_with(ulid_plain, n, 0); }
-static uint8_t run_ulid_mono(size_t n) { return run_ulid_with(ulid_mono, n, 0); }
-static uint8_t run_ulid_text(size_t n) { return run_ulid_with(ulid_plain, n, 1); }
+static uint8_t run_ulid(size_t n) {
+  return run_ulid_with(ulid_plain, n, 0);
+}
+static uint8_t run_ulid_mono(size_t n) {
+  return run_ulid_with(ulid_mono, n, 0);
+}
+static uint8_t run_ulid_text(size_t n) {
+  return run_ulid_with(ulid_plain, n, 1);
+}
 
 static uint8_t run_libuuid(size_t n) {
   uint8_t acc = 0;
@@ -152,10 +158,11 @@ static double time_one(bench *b, size_t n) {
 }
 
 static void usage(FILE *out) {
-  fprintf(out, "usage: bench_uuid [-n N] [--libuuid-n N] [--trials T] [--json FILE]\n"
-               "  ns per value of idgen's UUIDv7/v4/ULID and libuuid's uuid_generate_random,\n"
-               "  median of T trials (default 5) of N values (default 1000000; libuuid\n"
-               "  100000). --json FILE also writes the figures as JSON.\n");
+  fprintf(out,
+          "usage: bench_uuid [-n N] [--libuuid-n N] [--trials T] [--json FILE]\n"
+          "  ns per value of idgen's UUIDv7/v4/ULID and libuuid's uuid_generate_random,\n"
+          "  median of T trials (default 5) of N values (default 1000000; libuuid\n"
+          "  100000). --json FILE also writes the figures as JSON.\n");
 }
 
 int main(int argc, char **argv) {
@@ -232,16 +239,21 @@ int main(int argc, char **argv) {
   }
   double lib = benches[0].ns;
 
-  printf("bench_uuid: median of %d trials; %zu values per idgen trial, %zu per libuuid trial\n",
+  printf("bench_uuid: median of %d trials; %zu values per idgen trial, %zu per libuuid "
+         "trial\n",
          trials, n, n_lib);
-  printf("%-16s %10s %12s %8s  %s\n", "generator", "ns/value", "vs libuuid", "target", "what");
+  printf("%-16s %10s %12s %8s  %s\n", "generator", "ns/value", "vs libuuid", "target",
+         "what");
   int all_ok = 1;
   for (int b = 0; b < NB; b++) {
     double speedup = lib / benches[b].ns;
     int ok = benches[b].is_libuuid || speedup >= TARGET_SPEEDUP;
     all_ok &= ok;
     printf("%-16s %10.1f %11.1fx %8s  %s\n", benches[b].name, benches[b].ns, speedup,
-           benches[b].is_libuuid ? "-" : ok ? "ok" : "MISSED", benches[b].what);
+           benches[b].is_libuuid ? "-"
+           : ok                  ? "ok"
+                                 : "MISSED",
+           benches[b].what);
   }
   printf("target: every idgen generator >= %.0fx faster than libuuid v4: %s\n",
          TARGET_SPEEDUP, all_ok ? "met" : "MISSED");
@@ -252,9 +264,10 @@ int main(int argc, char **argv) {
       perror(json_path);
       return 1;
     }
-    fprintf(f, "{\"benchmark\":\"uuid\",\"unit\":\"ns_per_value\",\"trials\":%d,"
-               "\"values_per_trial\":%zu,\"libuuid_values_per_trial\":%zu,"
-               "\"target_speedup\":%.1f,\"target_met\":%s,\"results\":[",
+    fprintf(f,
+            "{\"benchmark\":\"uuid\",\"unit\":\"ns_per_value\",\"trials\":%d,"
+            "\"values_per_trial\":%zu,\"libuuid_values_per_trial\":%zu,"
+            "\"target_speedup\":%.1f,\"target_met\":%s,\"results\":[",
             trials, n, n_lib, TARGET_SPEEDUP, all_ok ? "true" : "false");
     for (int b = 0; b < NB; b++)
       fprintf(f, "%s{\"name\":\"%s\",\"ns_per_value\":%.2f,\"speedup_vs_libuuid_v4\":%.2f}",

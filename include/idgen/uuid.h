@@ -25,8 +25,8 @@ typedef struct idgen_ulid {
   uint8_t b[16];
 } idgen_ulid;
 
-#define IDGEN_UUID_TEXT_LEN 36 /* 8-4-4-4-12, without the NUL */
-#define IDGEN_ULID_TEXT_LEN 26 /* Crockford base32, without the NUL */
+#define IDGEN_UUID_TEXT_LEN 36                      /* 8-4-4-4-12, without the NUL */
+#define IDGEN_ULID_TEXT_LEN 26                      /* Crockford base32, without the NUL */
 #define IDGEN_UUID_MAX_MS ((int64_t)0xFFFFFFFFFFFF) /* largest 48-bit Unix ms */
 
 /* ---- UUIDv7 ----------------------------------------------------------------------

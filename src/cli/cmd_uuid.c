@@ -194,13 +194,12 @@ static int uuid_time_ms(idgen_uuid u, int64_t *ms) {
 }
 
 static const char *uuid_scheme(idgen_uuid u) {
-  static const char *const names[16] = {"uuid",   "uuidv1", "uuidv2", "uuidv3",
-                                        "uuidv4", "uuidv5", "uuidv6", "uuidv7",
-                                        "uuidv8", "uuid",   "uuid",   "uuid",
-                                        "uuid",   "uuid",   "uuid",   "uuid"};
-  static const uint8_t zero[16], ones[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                              0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                              0xff, 0xff, 0xff, 0xff};
+  static const char *const names[16] = {
+      "uuid",   "uuidv1", "uuidv2", "uuidv3", "uuidv4", "uuidv5", "uuidv6", "uuidv7",
+      "uuidv8", "uuid",   "uuid",   "uuid",   "uuid",   "uuid",   "uuid",   "uuid"};
+  static const uint8_t zero[16],
+      ones[16] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                  0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
   if (!memcmp(u.b, zero, 16))
     return "nil";
   if (!memcmp(u.b, ones, 16))

@@ -127,8 +127,8 @@ int idgen_random_system_new(idgen_random **out) {
   src->map_bytes = page > 0 ? (size_t)page : 4096;
   if (src->map_bytes < 4096)
     src->map_bytes = 4096;
-  void *map = mmap(NULL, src->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+  void *map = mmap(NULL, src->map_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (map == MAP_FAILED) {
     free(src);
     return IDGEN_ENOMEM;

@@ -13,8 +13,9 @@ _Static_assert(sizeof(idgen_uuid) == 16, "idgen_uuid must be exactly 16 bytes");
 #define MS_MAX UINT64_C(0xFFFFFFFFFFFF)
 #define TICK_MAX ((MS_MAX << 12) | 0xFFFu)
 #define RAND_B_MAX ((UINT64_C(1) << 62) - 1)
-#define RAND_B_SEED_MASK ((UINT64_C(1) << 61) - 1) /* the top bit of rand_b is the guard */
-#define BATCH_CHUNK 64                              /* values per random fill in a batch */
+#define RAND_B_SEED_MASK ((UINT64_C(1) << 61) - 1) /* the top bit of rand_b is the guard   \
+                                                    */
+#define BATCH_CHUNK 64                             /* values per random fill in a batch */
 
 struct idgen_uuid7_gen {
   idgen_clock *clock;

@@ -137,7 +137,8 @@ static void test_malformed(void **state) {
   assert_int_equal(idgen_ulid_parse(with_nul, IDGEN_ULID_TEXT_LEN, &out), IDGEN_ECHAR);
 }
 
-static idgen_ulid_gen *make_gen(idgen_clock_fake *clock, idgen_random_fake *rnd, int monotonic) {
+static idgen_ulid_gen *make_gen(idgen_clock_fake *clock, idgen_random_fake *rnd,
+                                int monotonic) {
   idgen_ulid_config cfg = {&clock->base, &rnd->base, monotonic};
   idgen_ulid_gen *gen = NULL;
   assert_int_equal(idgen_ulid_new(&gen, &cfg), 0);
@@ -260,13 +261,13 @@ static void test_monotonic_overflow(void **state) {
   assert_int_equal(idgen_ulid_next(gen, &u), IDGEN_EEXHAUSTED);
   assert_int_equal(u.b[0], 0xAB);
   assert_int_equal(idgen_ulid_next(gen, &u), IDGEN_EEXHAUSTED); /* stays refused */
-  idgen_clock_fake_advance(&clock, MS - 1);                    /* same ms still */
+  idgen_clock_fake_advance(&clock, MS - 1);                     /* same ms still */
   assert_int_equal(idgen_ulid_next(gen, &u), IDGEN_EEXHAUSTED);
   idgen_clock_fake_advance(&clock, -5000 * MS); /* behind: still the same last value */
   assert_int_equal(idgen_ulid_next(gen, &u), IDGEN_EEXHAUSTED);
   idgen_ulid batch[4];
   assert_int_equal(idgen_ulid_next_batch(gen, batch, 4), IDGEN_EEXHAUSTED);
-  idgen_clock_fake_set(&clock, 1700000000001LL * MS); /* next ms: fresh bits */
+  idgen_clock_fake_set(&clock, 1700000000001LL * MS);        /* next ms: fresh bits */
   assert_int_equal(idgen_ulid_next_batch(gen, batch, 4), 1); /* one, then exhausted */
   assert_true(ulid_cmp(first, batch[0]) < 0);
   assert_int_equal(idgen_ulid_time_ms(batch[0]), 1700000000001LL);

@@ -16,7 +16,8 @@
 #include "uuid/uuid_internal.h"
 
 #define MS 1000000LL
-/* RFC 9562 Appendix A.6: unix_ts_ms 0x017F22E279B0, rand_a 0xCC3, rand_b 0x18C4DC0C0C07398F. */
+/* RFC 9562 Appendix A.6: unix_ts_ms 0x017F22E279B0, rand_a 0xCC3, rand_b
+ * 0x18C4DC0C0C07398F. */
 #define RFC_V7_TEXT "017f22e2-79b0-7cc3-98c4-dc0c0c07398f"
 #define RFC_V7_MS 0x017F22E279B0LL
 /* A.3: UUIDv4. */
@@ -109,7 +110,8 @@ static void test_rfc_v7_example_generated(void **state) {
   idgen_uuid7_free(gen);
 
   idgen_uuid p;
-  assert_int_equal(idgen_uuid7_from_parts(RFC_V7_MS * MS + 797700, 0x18C4DC0C0C07398Full, &p), 0);
+  assert_int_equal(
+      idgen_uuid7_from_parts(RFC_V7_MS * MS + 797700, 0x18C4DC0C0C07398Full, &p), 0);
   assert_memory_equal(p.b, u.b, 16);
 }
 
@@ -142,8 +144,8 @@ static void test_v7_fraction(void **state) {
   struct {
     int64_t sub_ns;
     unsigned rand_a;
-  } cases[] = {{0, 0}, {244, 0}, {245, 1}, {500000, 2048}, {999755, 4094}, {999756, 4095},
-               {999999, 4095}};
+  } cases[] = {{0, 0},         {244, 0},       {245, 1},      {500000, 2048},
+               {999755, 4094}, {999756, 4095}, {999999, 4095}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     idgen_uuid u;
     assert_int_equal(idgen_uuid7_from_parts(1000 * MS + cases[i].sub_ns, 0, &u), 0);
@@ -176,7 +178,8 @@ static void test_v7_monotonic_clock_back(void **state) {
   assert_int_equal(idgen_uuid7_next(gen, &prev), 0);
   /* A script of clock moves: same instant, steps back by 1 s and 1 ms, tiny steps
    * forward that stay behind, then past the last value. */
-  int64_t moves[] = {0, 0, -1000 * MS, 0, 1, -MS, 100, 1000 * MS + MS, 0, -5000 * MS, 7 * MS};
+  int64_t moves[] = {0, 0,          -1000 * MS, 0, 1, -MS, 100, 1000 * MS + MS,
+                     0, -5000 * MS, 7 * MS};
   int64_t last_ms = 1700000000000LL;
   for (size_t m = 0; m < sizeof moves / sizeof moves[0]; m++) {
     idgen_clock_fake_advance(&clock, moves[m]);
@@ -401,9 +404,9 @@ static void test_parse_malformed(void **state) {
       {"urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f", IDGEN_ELENGTH},
       {" 017f22e2-79b0-7cc3-98c4-dc0c0c07398f", IDGEN_ELENGTH},
       {"017f22e2-79b0-7cc3-98c4-dc0c0c07398f\n", IDGEN_ELENGTH},
-      {"017f22e2079b0-7cc3-98c4-dc0c0c07398f", IDGEN_EFORMAT},  /* '0' for '-' */
+      {"017f22e2079b0-7cc3-98c4-dc0c0c07398f", IDGEN_EFORMAT}, /* '0' for '-' */
       {"017f22e2_79b0-7cc3-98c4-dc0c0c07398f", IDGEN_EFORMAT},
-      {"017f22e-279b0-7cc3-98c4-dc0c0c07398f", IDGEN_EFORMAT},  /* hyphen moved */
+      {"017f22e-279b0-7cc3-98c4-dc0c0c07398f", IDGEN_EFORMAT}, /* hyphen moved */
       {"017f22e2-79b0-7cc3-98c4dc0c0c07398f-", IDGEN_EFORMAT},
       {"017f22e2-79b0-7cc3-98c4--c0c0c07398f", IDGEN_EFORMAT},
       {"017f22g2-79b0-7cc3-98c4-dc0c0c07398f", IDGEN_ECHAR},
