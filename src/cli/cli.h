@@ -33,5 +33,6 @@ int idgen__cmd_next(int argc, char **argv);
 int idgen__cmd_layout(int argc, char **argv);
 int idgen__cmd_bench(int argc, char **argv);
 int idgen__bench_gen(int argc, char **argv);
+int idgen__cmd_check(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@ static const cli_command commands[] = {
     {"next", idgen__cmd_next, "print new Snowflake IDs"},
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
+    {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
 };
 
 static void usage(FILE *out) {
