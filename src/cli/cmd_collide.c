@@ -88,9 +88,14 @@ int idgen__cmd_collide(int argc, char **argv) {
   if (idgen_collide(scheme, rate, seconds, &r) < 0 || isinf(r.ids))
     return cli_error(CLI_USAGE, "collide", "--rate times --years is too large");
 
-  printf("scheme       %s (%d random bits%s)\n", idgen_scheme_name(scheme), r.random_bits,
-         scheme == IDGEN_SCHEME_UUIDV4 ? "" : ", 48-bit ms time first");
-  printf("IDs          %.4g (%.4g/s for %.4g years of 365.25 days)\n", r.ids, rate, years);
+  if (scheme == IDGEN_SCHEME_SNOWFLAKE)
+    printf("scheme       snowflake (41-bit ms time, 10-bit worker, 12-bit sequence: "
+           "nothing random)\n");
+  else
+    printf("scheme       %s (%d random bits%s)\n", idgen_scheme_name(scheme), r.random_bits,
+           scheme == IDGEN_SCHEME_UUIDV4 ? "" : " after a 48-bit ms time");
+  printf("IDs          %.4g (%.4g/s for %.4g year%s of 365.25 days)\n", r.ids, rate, years,
+         years == 1 ? "" : "s");
   switch (scheme) {
   case IDGEN_SCHEME_UUIDV4:
     printf("model        any two of all IDs can collide: n^2 / 2^123\n");

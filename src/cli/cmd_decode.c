@@ -75,7 +75,7 @@ static int decode_id64(const char *text, const decode_opts *o, decoded *d, char 
   }
   idgen_parts parts;
   if ((rc = idgen_decompose(&o->layout, id, &parts)) < 0) {
-    snprintf(err, errlen, "'%s' (%" PRIu64 ") does not fit layout %s: %s", text, id,
+    snprintf(err, errlen, "'%s' does not fit layout %s: %s", text,
              o->layout.name[0] ? o->layout.name : "custom", idgen_strerror(rc));
     return rc;
   }
