@@ -8,10 +8,10 @@
 
 #include "idgen.h"
 
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (!(cond))                                                                     \
-      __builtin_trap();                                                              \
+#define CHECK(cond)                                                                        \
+  do {                                                                                     \
+    if (!(cond))                                                                           \
+      __builtin_trap();                                                                    \
   } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -31,8 +31,8 @@ static int case_blind(idgen_format f) {
 }
 
 /* text parsed as f under l gave id: check it is canonical and round-trips. */
-static void check_parsed(const char *text, size_t len, idgen_format f, const idgen_layout *l,
-                         uint64_t id) {
+static void check_parsed(const char *text, size_t len, idgen_format f,
+                         const idgen_layout *l, uint64_t id) {
   char out[IDGEN_FORMAT_MAX];
   CHECK(id <= INT64_MAX);
   int n = idgen_id_format(id, f, l, out, sizeof out);

@@ -30,13 +30,13 @@ IDGEN_API int idgen_scheme_random_bits(idgen_scheme scheme);
 IDGEN_API double idgen_birthday(double n, int bits);
 
 typedef struct idgen_collide_result {
-  double ids;          /* IDs made in the period: rate * seconds */
-  double windows;      /* independent collision windows: ms in the period for
-                          time-prefixed schemes, 1 for UUIDv4 */
+  double ids;            /* IDs made in the period: rate * seconds */
+  double windows;        /* independent collision windows: ms in the period for
+                            time-prefixed schemes, 1 for UUIDv4 */
   double ids_per_window; /* IDs that can collide with each other */
-  double p_window;     /* chance of a collision inside one window */
-  double probability;  /* chance of any collision in the period */
-  double one_in;       /* 1 / probability (INFINITY when it is 0) */
+  double p_window;       /* chance of a collision inside one window */
+  double probability;    /* chance of any collision in the period */
+  double one_in;         /* 1 / probability (INFINITY when it is 0) */
   int random_bits;
 } idgen_collide_result;
 

@@ -22,7 +22,8 @@ static const char usage_text[] =
     "               friendly\n"
     "  --json       one JSON object per line:\n"
     "               {\"id\":\"<decimal>\",\"layout\":\"<name>\",\"time\":\"<ISO>\",\n"
-    "                \"time_ms\":<unix ms>,\"fields\":{\"<node>\":<n>,...,\"sequence\":<n>}}\n"
+    "                \"time_ms\":<unix "
+    "ms>,\"fields\":{\"<node>\":<n>,...,\"sequence\":<n>}}\n"
     "  --help       this text\n"
     "\n"
     "Exit status: 0 all decoded, 2 bad usage or an ID that does not decode (then\n"
@@ -32,22 +33,22 @@ static const char usage_text[] =
 
 typedef struct decode_opts {
   idgen_layout layout;
-  int forced;           /* --format given */
+  int forced; /* --format given */
   idgen_format format;
 } decode_opts;
 
 /* What one text decodes to, whatever its kind (a 64-bit ID now; 128-bit values such as
  * UUIDs and ULIDs can fill the same record later). */
 typedef struct decoded {
-  char id[48];                          /* canonical text: decimal for 64-bit IDs */
-  char layout[IDGEN_LAYOUT_NAME_MAX];   /* layout or scheme name */
-  const char *form;                     /* the form the text was read as */
+  char id[48];                        /* canonical text: decimal for 64-bit IDs */
+  char layout[IDGEN_LAYOUT_NAME_MAX]; /* layout or scheme name */
+  const char *form;                   /* the form the text was read as */
   int64_t time_ms;
   size_t nfields;
   struct {
     char name[IDGEN_FIELD_NAME_MAX];
     uint64_t value;
-  } fields[DECODED_FIELDS_MAX];         /* node fields in layout order, then sequence */
+  } fields[DECODED_FIELDS_MAX]; /* node fields in layout order, then sequence */
 } decoded;
 
 static void add_field(decoded *d, const char *name, uint64_t value) {
@@ -81,7 +82,8 @@ static int decode_id64(const char *text, const decode_opts *o, decoded *d, char 
   }
   memset(d, 0, sizeof *d);
   snprintf(d->id, sizeof d->id, "%" PRIu64, id);
-  snprintf(d->layout, sizeof d->layout, "%s", o->layout.name[0] ? o->layout.name : "custom");
+  snprintf(d->layout, sizeof d->layout, "%s",
+           o->layout.name[0] ? o->layout.name : "custom");
   d->form = idgen_format_name(form);
   d->time_ms = parts.time_ms;
   int node = 0;

@@ -46,8 +46,8 @@ int idgen_id_format(uint64_t id, idgen_format format, const idgen_layout *layout
   return IDGEN_EINVAL;
 }
 
-int idgen_id_parse(const char *s, size_t len, idgen_format format, const idgen_layout *layout,
-                   uint64_t *id) {
+int idgen_id_parse(const char *s, size_t len, idgen_format format,
+                   const idgen_layout *layout, uint64_t *id) {
   if ((!s && len) || !id)
     return IDGEN_EINVAL;
   if (len == 0)

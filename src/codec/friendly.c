@@ -39,7 +39,8 @@ static int days_in_month(int64_t y, int64_t m) {
 }
 
 /* The NODE fields' widths in layout order; returns how many. */
-static int node_widths(const idgen_layout *layout, unsigned widths[IDGEN_LAYOUT_NODES_MAX]) {
+static int node_widths(const idgen_layout *layout,
+                       unsigned widths[IDGEN_LAYOUT_NODES_MAX]) {
   int n = 0;
   for (unsigned i = 0; i < layout->nfields && i < IDGEN_LAYOUT_FIELDS_MAX; i++)
     if (layout->fields[i].kind == IDGEN_FIELD_NODE && n < IDGEN_LAYOUT_NODES_MAX)
@@ -68,7 +69,8 @@ int idgen__friendly_format(uint64_t id, const idgen_layout *layout, char *out,
                    (int)(in_day / 3600000), (int)(in_day / 60000 % 60),
                    (int)(in_day / 1000 % 60), (int)(in_day % 1000));
   for (int i = 0; i < nodes; i++)
-    n += snprintf(buf + n, sizeof buf - (size_t)n, "-%llu", (unsigned long long)parts.node[i]);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "-%llu",
+                  (unsigned long long)parts.node[i]);
   n += snprintf(buf + n, sizeof buf - (size_t)n, "-%llu", (unsigned long long)parts.seq);
   if ((size_t)n + 1 > outlen)
     return IDGEN_EBUFSIZE;
@@ -150,7 +152,8 @@ int idgen__friendly_parse(const char *s, size_t len, const idgen_layout *layout,
     parts.worker = parts.worker << widths[i] | parts.node[i];
   }
   uint64_t seq_max = (UINT64_C(1) << layout->seq_bits) - 1;
-  if ((rc = idgen__decimal_field(part[nodes + 1], plen[nodes + 1], seq_max, &parts.seq)) < 0)
+  if ((rc = idgen__decimal_field(part[nodes + 1], plen[nodes + 1], seq_max, &parts.seq)) <
+      0)
     return plen[nodes + 1] == 0 ? IDGEN_EFORMAT : rc;
   uint64_t v;
   if ((rc = idgen_compose(layout, &parts, &v)) < 0)

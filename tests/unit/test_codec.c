@@ -17,9 +17,8 @@ static const idgen_format fixed_forms[] = {IDGEN_FORMAT_BASE62, IDGEN_FORMAT_BAS
                                            IDGEN_FORMAT_HEX};
 static const idgen_format plain_forms[] = {IDGEN_FORMAT_DECIMAL, IDGEN_FORMAT_BASE62,
                                            IDGEN_FORMAT_BASE32, IDGEN_FORMAT_HEX};
-static const uint64_t edges[] = {0,       1,       2,       9,       10,     61,
-                                 62,      63,      P53 - 1, P53,     P53 + 1,
-                                 ID_MAX - 1, ID_MAX};
+static const uint64_t edges[] = {0,  1,       2,   9,       10,         61,    62,
+                                 63, P53 - 1, P53, P53 + 1, ID_MAX - 1, ID_MAX};
 
 /* splitmix64: a fixed, seedable source so failures repeat. */
 static uint64_t rng_state = UINT64_C(0x9e3779b97f4a7c15);
@@ -103,9 +102,9 @@ static void test_round_trip_edges_and_random(void **state) {
       /* Case-insensitive forms read their other case too. */
       if (plain_forms[f] == IDGEN_FORMAT_BASE32 || plain_forms[f] == IDGEN_FORMAT_HEX) {
         for (int k = 0; k < n; k++)
-          buf[k] = (char)(buf[k] >= 'a' && buf[k] <= 'z' ? buf[k] - 32
+          buf[k] = (char)(buf[k] >= 'a' && buf[k] <= 'z'   ? buf[k] - 32
                           : buf[k] >= 'A' && buf[k] <= 'Z' ? buf[k] + 32
-                                                             : buf[k]);
+                                                           : buf[k]);
         back = 0;
         assert_int_equal(idgen_id_parse(buf, (size_t)n, plain_forms[f], NULL, &back), 0);
         assert_true(back == id);
@@ -127,7 +126,8 @@ static void test_friendly_round_trip(void **state) {
       uint64_t id = i == 0 ? 0 : i == 1 ? mask : rnd_id() & mask, back = 0;
       int n = idgen_id_format(id, IDGEN_FORMAT_FRIENDLY, &l, buf, sizeof buf);
       if (n < 0)
-        fail_msg("%s: format %llu: %s", names[p], (unsigned long long)id, idgen_err_name(n));
+        fail_msg("%s: format %llu: %s", names[p], (unsigned long long)id,
+                 idgen_err_name(n));
       assert_int_equal(idgen_id_parse(buf, (size_t)n, IDGEN_FORMAT_FRIENDLY, &l, &back), 0);
       assert_true(back == id);
       idgen_format which;
@@ -160,7 +160,8 @@ static void test_friendly_known(void **state) {
               "20140901000000010-9-3");
   /* A leap day exists; 2028-02-29 is after the snowflake epoch. */
   uint64_t id;
-  assert_int_equal(parse("20280229235959999-1023-4095", IDGEN_FORMAT_FRIENDLY, &sf, &id), 0);
+  assert_int_equal(parse("20280229235959999-1023-4095", IDGEN_FORMAT_FRIENDLY, &sf, &id),
+                   0);
 }
 
 static void test_order_preserved(void **state) {
@@ -297,20 +298,20 @@ static void test_friendly_rejects(void **state) {
   expect_reject("20260101000000000-0-", f, &sf, IDGEN_EFORMAT);
   expect_reject("20260101000000000--0", f, &sf, IDGEN_EFORMAT);
   expect_reject("20260101000000000-0-0-", f, &sf, IDGEN_EFORMAT);
-  expect_reject("20261301000000000-0-0", f, &sf, IDGEN_EFORMAT); /* month 13 */
-  expect_reject("20260001000000000-0-0", f, &sf, IDGEN_EFORMAT); /* month 0 */
-  expect_reject("20260100000000000-0-0", f, &sf, IDGEN_EFORMAT); /* day 0 */
-  expect_reject("20270229000000000-0-0", f, &sf, IDGEN_EFORMAT); /* not a leap year */
-  expect_reject("20260431000000000-0-0", f, &sf, IDGEN_EFORMAT); /* April 31 */
-  expect_reject("20260101240000000-0-0", f, &sf, IDGEN_EFORMAT); /* hour 24 */
-  expect_reject("20260101006000000-0-0", f, &sf, IDGEN_EFORMAT); /* minute 60 */
-  expect_reject("20260101000060000-0-0", f, &sf, IDGEN_EFORMAT); /* second 60 */
+  expect_reject("20261301000000000-0-0", f, &sf, IDGEN_EFORMAT);  /* month 13 */
+  expect_reject("20260001000000000-0-0", f, &sf, IDGEN_EFORMAT);  /* month 0 */
+  expect_reject("20260100000000000-0-0", f, &sf, IDGEN_EFORMAT);  /* day 0 */
+  expect_reject("20270229000000000-0-0", f, &sf, IDGEN_EFORMAT);  /* not a leap year */
+  expect_reject("20260431000000000-0-0", f, &sf, IDGEN_EFORMAT);  /* April 31 */
+  expect_reject("20260101240000000-0-0", f, &sf, IDGEN_EFORMAT);  /* hour 24 */
+  expect_reject("20260101006000000-0-0", f, &sf, IDGEN_EFORMAT);  /* minute 60 */
+  expect_reject("20260101000060000-0-0", f, &sf, IDGEN_EFORMAT);  /* second 60 */
   expect_reject("20260101000000000-01-0", f, &sf, IDGEN_EFORMAT); /* leading zero */
   expect_reject("20260101000000000-0-00", f, &sf, IDGEN_EFORMAT);
   expect_reject("20140901000000005-0-0", f, &sony, IDGEN_EFORMAT); /* off the 10 ms unit */
   expect_reject("20251231235959999-0-0", f, &sf, IDGEN_EBEFOREEPOCH);
   expect_reject("19700101000000000-0-0", f, &sf, IDGEN_EBEFOREEPOCH);
-  expect_reject("21000101000000000-0-0", f, &sf, IDGEN_EOVERFLOW); /* past the end */
+  expect_reject("21000101000000000-0-0", f, &sf, IDGEN_EOVERFLOW);    /* past the end */
   expect_reject("20260101000000000-1024-0", f, &sf, IDGEN_EOVERFLOW); /* 10 bits */
   expect_reject("20260101000000000-0-4096", f, &sf, IDGEN_EOVERFLOW); /* 12 bits */
   expect_reject("20260101000000000-99999999999999999999999-0", f, &sf, IDGEN_EOVERFLOW);
@@ -326,13 +327,15 @@ static void test_format_errors(void **state) {
   layout("snowflake", &sf);
   layout("js53", &js);
   for (int f = IDGEN_FORMAT_DECIMAL; f <= IDGEN_FORMAT_FRIENDLY; f++)
-    assert_int_equal(idgen_id_format(UINT64_C(1) << 63, (idgen_format)f, &sf, buf, sizeof buf),
-                     IDGEN_ESIGN);
+    assert_int_equal(
+        idgen_id_format(UINT64_C(1) << 63, (idgen_format)f, &sf, buf, sizeof buf),
+        IDGEN_ESIGN);
   assert_int_equal(idgen_id_format(1, IDGEN_FORMAT_BASE62, NULL, buf, 11), IDGEN_EBUFSIZE);
   assert_int_equal(idgen_id_format(1, IDGEN_FORMAT_BASE62, NULL, buf, 12), 11);
   assert_int_equal(idgen_id_format(1, IDGEN_FORMAT_BASE32, NULL, buf, 13), IDGEN_EBUFSIZE);
   assert_int_equal(idgen_id_format(1, IDGEN_FORMAT_HEX, NULL, buf, 16), IDGEN_EBUFSIZE);
-  assert_int_equal(idgen_id_format(123, IDGEN_FORMAT_DECIMAL, NULL, buf, 3), IDGEN_EBUFSIZE);
+  assert_int_equal(idgen_id_format(123, IDGEN_FORMAT_DECIMAL, NULL, buf, 3),
+                   IDGEN_EBUFSIZE);
   assert_int_equal(idgen_id_format(123, IDGEN_FORMAT_DECIMAL, NULL, buf, 4), 3);
   assert_int_equal(idgen_id_format(0, IDGEN_FORMAT_FRIENDLY, &sf, buf, 21), IDGEN_EBUFSIZE);
   assert_int_equal(idgen_id_format(0, IDGEN_FORMAT_FRIENDLY, &sf, buf, 22), 21);
@@ -340,7 +343,8 @@ static void test_format_errors(void **state) {
                    IDGEN_EINVAL);
   assert_int_equal(idgen_id_format(P53, IDGEN_FORMAT_FRIENDLY, &js, buf, sizeof buf),
                    IDGEN_ERANGE); /* a bit outside js53's 53 */
-  assert_int_equal(idgen_id_format(0, (idgen_format)99, NULL, buf, sizeof buf), IDGEN_EINVAL);
+  assert_int_equal(idgen_id_format(0, (idgen_format)99, NULL, buf, sizeof buf),
+                   IDGEN_EINVAL);
 }
 
 static void test_parse_any_shapes(void **state) {
@@ -381,13 +385,13 @@ static void test_parse_any_shapes(void **state) {
       {"-1", IDGEN_ESIGN},
       {"+1", IDGEN_ESIGN},
       {"-0000000000001", IDGEN_ESIGN},
-      {"007", IDGEN_EFORMAT},            /* decimal with a leading zero */
-      {"abc", IDGEN_EFORMAT},            /* no form has 3 letters */
+      {"007", IDGEN_EFORMAT}, /* decimal with a leading zero */
+      {"abc", IDGEN_EFORMAT}, /* no form has 3 letters */
       {"0x0000000000000001", IDGEN_EFORMAT},
       {"9223372036854775808", IDGEN_EOVERFLOW},
-      {"0000000000!", IDGEN_ECHAR},      /* 11 chars: base62 */
-      {"000000000000I", IDGEN_ECHAR},    /* 13 chars: base32 */
-      {"000000000000000g", IDGEN_ECHAR}, /* 16 chars: hex */
+      {"0000000000!", IDGEN_ECHAR},          /* 11 chars: base62 */
+      {"000000000000I", IDGEN_ECHAR},        /* 13 chars: base32 */
+      {"000000000000000g", IDGEN_ECHAR},     /* 16 chars: hex */
       {"800000000000000f", IDGEN_EOVERFLOW}, /* "8000000000000000" is a decimal */
       {"20260101000000000-0", IDGEN_EFORMAT},
   };

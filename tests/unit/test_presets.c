@@ -39,8 +39,8 @@ static void test_discord(void **state) {
   /* Discord developer docs, "Reference" > "Snowflakes": 175928847299117063 is
    * 2016-04-30 11:18:25.796 UTC, internal worker ID 1, internal process ID 0,
    * increment 7. */
-  idgen_parts p = expect_parts(&l, UINT64_C(175928847299117063), "2016-04-30T11:18:25.796Z",
-                               1, 0, 7);
+  idgen_parts p =
+      expect_parts(&l, UINT64_C(175928847299117063), "2016-04-30T11:18:25.796Z", 1, 0, 7);
   assert_true(p.time_ms == INT64_C(1462015105796));
   assert_string_equal(l.fields[1].name, "worker");
   assert_string_equal(l.fields[2].name, "process");
@@ -83,7 +83,8 @@ static void test_instagram(void **state) {
    * computes (now_millis - 1314220021721) << 23 | shard_id << 10 | seq % 1024, with
    * shard_id 5 in the example. Compose must give the same number. */
   int64_t now_ms = INT64_C(1598449407313);
-  uint64_t want = (uint64_t)(now_ms - INT64_C(1314220021721)) << 23 | 5u << 10 | (5001 % 1024);
+  uint64_t want =
+      (uint64_t)(now_ms - INT64_C(1314220021721)) << 23 | 5u << 10 | (5001 % 1024);
   idgen_parts in;
   memset(&in, 0, sizeof in);
   assert_int_equal(idgen_layout_ticks(&l, now_ms, &in.ticks), 0);
@@ -124,8 +125,8 @@ static void test_snowflake_and_js53(void **state) {
   idgen_layout l = preset("snowflake");
   assert_true(l.epoch_ms == INT64_C(1767225600000)); /* 2026-01-01T00:00:00Z */
   /* 1 ms after the epoch, worker 1023, sequence 4095. */
-  expect_parts(&l, UINT64_C(1) << 22 | 1023u << 12 | 4095u, "2026-01-01T00:00:00.001Z", 1023,
-               0, 4095);
+  expect_parts(&l, UINT64_C(1) << 22 | 1023u << 12 | 4095u, "2026-01-01T00:00:00.001Z",
+               1023, 0, 4095);
   idgen_layout js = preset("js53");
   /* Every js53 ID fits a JavaScript number exactly: the largest is 2^53 - 1. */
   idgen_parts p;
@@ -135,8 +136,10 @@ static void test_snowflake_and_js53(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_discord),    cmocka_unit_test(test_twitter),
-      cmocka_unit_test(test_instagram),  cmocka_unit_test(test_sonyflake),
+      cmocka_unit_test(test_discord),
+      cmocka_unit_test(test_twitter),
+      cmocka_unit_test(test_instagram),
+      cmocka_unit_test(test_sonyflake),
       cmocka_unit_test(test_snowflake_and_js53),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
