@@ -34,5 +34,7 @@ int idgen__cmd_layout(int argc, char **argv);
 int idgen__cmd_bench(int argc, char **argv);
 int idgen__bench_gen(int argc, char **argv);
 int idgen__cmd_check(int argc, char **argv);
+int idgen__cmd_decode(int argc, char **argv);
+int idgen__cmd_collide(int argc, char **argv);
 
 #endif

@@ -9,6 +9,8 @@ static const cli_command commands[] = {
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
     {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
+    {"decode", idgen__cmd_decode, "show the time, node fields and sequence of IDs"},
+    {"collide", idgen__cmd_collide, "chance that a scheme's IDs collide at a rate"},
 };
 
 static void usage(FILE *out) {
