@@ -16,9 +16,12 @@ typedef struct idgen_clock idgen_clock;
 typedef struct idgen_clock_class {
   /* Now, in Unix nanoseconds. Must be callable from many threads at once. */
   int64_t (*now_ns)(idgen_clock *clock);
-  /* Let about ns nanoseconds pass: real clocks spin (short waits) or sleep with a
-   * relative timeout; the fake clock advances itself by ns. */
-  void (*pause_ns)(idgen_clock *clock, int64_t ns);
+  /* Let about ns nanoseconds pass by spinning on the CPU (short waits, where a sleep
+   * would overshoot). The fake clock advances itself by ns (at least 1). */
+  void (*spin_ns)(idgen_clock *clock, int64_t ns);
+  /* Let about ns nanoseconds pass by sleeping, with a relative timeout (absolute
+   * monotonic waits break under libfaketime). The fake clock advances itself by ns. */
+  void (*sleep_ns)(idgen_clock *clock, int64_t ns);
 } idgen_clock_class;
 
 struct idgen_clock {
@@ -28,8 +31,11 @@ struct idgen_clock {
 static inline int64_t idgen_clock_now_ns(idgen_clock *clock) {
   return clock->vtable->now_ns(clock);
 }
-static inline void idgen_clock_pause_ns(idgen_clock *clock, int64_t ns) {
-  clock->vtable->pause_ns(clock, ns);
+static inline void idgen_clock_spin_ns(idgen_clock *clock, int64_t ns) {
+  clock->vtable->spin_ns(clock, ns);
+}
+static inline void idgen_clock_sleep_ns(idgen_clock *clock, int64_t ns) {
+  clock->vtable->sleep_ns(clock, ns);
 }
 
 /* CLOCK_REALTIME as it is: steps back when the wall clock does. */
@@ -44,14 +50,15 @@ IDGEN_API void idgen_clock_wall_init(idgen_clock_wall *clock);
  * default for generators. All fields are atomics; now_ns is thread-safe. */
 typedef struct idgen_clock_mono {
   idgen_clock base;
-  _Atomic int64_t offset_ns;    /* wall - monotonic, raised only */
+  _Atomic int64_t offset_ns;     /* wall - monotonic, raised only */
   _Atomic int64_t next_check_ns; /* monotonic time of the next wall-clock look */
   int64_t check_ns;
 } idgen_clock_mono;
 IDGEN_API void idgen_clock_mono_init(idgen_clock_mono *clock);
 
-/* A clock that moves only when told: set, advance, or step back. pause_ns advances it
- * by ns (plus auto_advance_ns on every read, if set, to let spins end). Thread-safe. */
+/* A clock that moves only when told: set, advance, or step back; spin_ns and sleep_ns
+ * advance it by the time asked for, and every read advances it by auto_advance_ns
+ * (0 unless set). Thread-safe. */
 typedef struct idgen_clock_fake {
   idgen_clock base;
   _Atomic int64_t now_ns;

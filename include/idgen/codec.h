@@ -15,9 +15,10 @@ extern "C" {
 typedef enum idgen_format {
   IDGEN_FORMAT_DECIMAL = 0, /* 1..19 digits, no sign, no leading zero (but "0") */
   IDGEN_FORMAT_BASE62 = 1,  /* 11 chars 0-9A-Za-z, fixed width: text order = number order */
-  IDGEN_FORMAT_BASE32 = 2,  /* 13 chars Crockford, fixed width, upper case out, any case in */
-  IDGEN_FORMAT_HEX = 3,     /* 16 chars, lower case out, any case in */
-  IDGEN_FORMAT_FRIENDLY = 4,/* yyyyMMddHHmmssSSS-<node>[-<node>]-<seq>, UTC, per layout */
+  IDGEN_FORMAT_BASE32 =
+      2,                /* 13 chars Crockford, fixed width, upper case out, any case in */
+  IDGEN_FORMAT_HEX = 3, /* 16 chars, lower case out, any case in */
+  IDGEN_FORMAT_FRIENDLY = 4, /* yyyyMMddHHmmssSSS-<node>[-<node>]-<seq>, UTC, per layout */
 } idgen_format;
 
 /* Longest text any format writes, with its NUL. */

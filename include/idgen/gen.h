@@ -30,13 +30,13 @@ IDGEN_API const char *idgen_policy_name(idgen_policy policy);
 #define IDGEN_NO_CAP INT64_MAX
 
 typedef struct idgen_gen_config {
-  idgen_layout layout;   /* validated by idgen_gen_new */
-  idgen_clock *clock;    /* required; must outlive the generator */
+  idgen_layout layout; /* validated by idgen_gen_new */
+  idgen_clock *clock;  /* required; must outlive the generator */
   idgen_policy policy;
-  int64_t spin_ns;       /* WAIT: spin this long first; 0 means 1 ms */
-  int64_t broken_ns;     /* WAIT: give up after this long behind; 0 means 500 ms */
-  int64_t cap_wait_ns;   /* cap reached: wait this long for a renewal, then fail
-                            (sticky); 0 means 50 ms, negative means fail at once */
+  int64_t spin_ns;     /* WAIT: spin this long first; 0 means 1 ms */
+  int64_t broken_ns;   /* WAIT: give up after this long behind; 0 means 500 ms */
+  int64_t cap_wait_ns; /* cap reached: wait this long for a renewal, then fail
+                          (sticky); 0 means 50 ms, negative means fail at once */
   /* Keep counting the sequence across time units until it passes this value, then
    * reset at the next unit (spreads id % n at low traffic). 0: reset every unit. */
   uint64_t seq_reset_threshold;
@@ -44,9 +44,9 @@ typedef struct idgen_gen_config {
    * refuses with IDGEN_ENOTARMED until idgen_gen_arm is called. */
   int armed;
   uint64_t worker;
-  int64_t floor_ms;      /* issue nothing at or below this Unix ms (a HWM); 0: none */
-  int64_t cap_ms;        /* issue nothing above this Unix ms; IDGEN_NO_CAP: none */
-  int64_t deadline_ns;   /* refuse from this clock time on; IDGEN_NO_DEADLINE: none */
+  int64_t floor_ms;    /* issue nothing at or below this Unix ms (a HWM); 0: none */
+  int64_t cap_ms;      /* issue nothing above this Unix ms; IDGEN_NO_CAP: none */
+  int64_t deadline_ns; /* refuse from this clock time on; IDGEN_NO_DEADLINE: none */
 } idgen_gen_config;
 
 /* A config with the defaults: snowflake layout, the caller's clock, WAIT policy,
@@ -94,21 +94,21 @@ IDGEN_API int64_t idgen_gen_last_ms(const idgen_gen *gen);
 IDGEN_API const idgen_layout *idgen_gen_layout(const idgen_gen *gen);
 
 typedef struct idgen_gen_stats {
-  uint64_t issued;          /* IDs handed out */
-  uint64_t seq_waits;       /* times the sequence ran out and it waited for a unit */
-  uint64_t clock_back;      /* calls that found the clock behind the last ID */
-  uint64_t clock_back_waited;   /* ... and waited it out (WAIT) */
-  uint64_t clock_back_logical;  /* ... and counted on from the last time (LOGICAL) */
-  uint64_t clock_back_failed;   /* ... and failed (FAIL, or WAIT past broken_ns) */
-  uint64_t cap_waits;       /* times it waited at the cap */
-  uint64_t refused_lease;   /* calls refused: deadline passed */
-  uint64_t refused_cap;     /* calls refused: cap */
-  uint64_t refused_unarmed; /* calls refused: not armed */
-  uint64_t worker;          /* current worker ID */
-  int armed;                /* 1 while armed and no sticky refusal holds */
-  int64_t cap_ms;           /* current cap, Unix ms */
-  int64_t deadline_ns;      /* current deadline */
-  int64_t last_ms;          /* as idgen_gen_last_ms */
+  uint64_t issued;             /* IDs handed out */
+  uint64_t seq_waits;          /* times the sequence ran out and it waited for a unit */
+  uint64_t clock_back;         /* calls that found the clock behind the last ID */
+  uint64_t clock_back_waited;  /* ... and waited it out (WAIT) */
+  uint64_t clock_back_logical; /* ... and counted on from the last time (LOGICAL) */
+  uint64_t clock_back_failed;  /* ... and failed (FAIL, or WAIT past broken_ns) */
+  uint64_t cap_waits;          /* times it waited at the cap */
+  uint64_t refused_lease;      /* calls refused: deadline passed */
+  uint64_t refused_cap;        /* calls refused: cap */
+  uint64_t refused_unarmed;    /* calls refused: not armed */
+  uint64_t worker;             /* current worker ID */
+  int armed;                   /* 1 while armed and no sticky refusal holds */
+  int64_t cap_ms;              /* current cap, Unix ms */
+  int64_t deadline_ns;         /* current deadline */
+  int64_t last_ms;             /* as idgen_gen_last_ms */
 } idgen_gen_stats;
 
 /* A snapshot of the counters; each is exact, their sum may be a moment apart. */

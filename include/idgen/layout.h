@@ -36,9 +36,9 @@ typedef struct idgen_field {
  * read as one number, most significant first (twitter: datacenter << 5 | worker). */
 typedef struct idgen_layout {
   char name[IDGEN_LAYOUT_NAME_MAX];
-  int64_t epoch_ms;  /* Unix ms of time field value 0 */
-  uint32_t unit_ms;  /* 1, 10 or 1000 */
-  uint8_t nfields;   /* 3 or 4 */
+  int64_t epoch_ms; /* Unix ms of time field value 0 */
+  uint32_t unit_ms; /* 1, 10 or 1000 */
+  uint8_t nfields;  /* 3 or 4 */
   idgen_field fields[IDGEN_LAYOUT_FIELDS_MAX];
   /* Derived by idgen_layout_validate, read-only for callers: */
   uint8_t time_bits, seq_bits, node_bits; /* node_bits: all NODE fields together */
@@ -47,9 +47,9 @@ typedef struct idgen_layout {
 
 /* The parts of one ID. node[] follows the NODE fields in layout order. */
 typedef struct idgen_parts {
-  uint64_t ticks;    /* raw time field */
-  int64_t time_ms;   /* Unix ms: epoch_ms + ticks * unit_ms */
-  uint64_t worker;   /* all NODE fields as one number */
+  uint64_t ticks;  /* raw time field */
+  int64_t time_ms; /* Unix ms: epoch_ms + ticks * unit_ms */
+  uint64_t worker; /* all NODE fields as one number */
   uint64_t node[IDGEN_LAYOUT_NODES_MAX];
   uint64_t seq;
 } idgen_parts;

@@ -32,5 +32,6 @@ int64_t cli_now_ms(void);
 int idgen__cmd_next(int argc, char **argv);
 int idgen__cmd_layout(int argc, char **argv);
 int idgen__cmd_bench(int argc, char **argv);
+int idgen__bench_gen(int argc, char **argv);
 
 #endif

@@ -14,7 +14,8 @@ static void usage(FILE *out) {
   fprintf(out, "usage: idgen <command> [options]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\n'idgen <command> --help' describes one command. Version " IDGEN_VERSION ".\n");
+  fprintf(out,
+          "\n'idgen <command> --help' describes one command. Version " IDGEN_VERSION ".\n");
 }
 
 int main(int argc, char **argv) {

@@ -8,8 +8,8 @@ const char *idgen_strerror(int err) {
   switch (err) {
   case 0:
     return "success";
-#define IDGEN_ERROR_TEXT(name, value, text)                                          \
-  case IDGEN_##name:                                                                 \
+#define IDGEN_ERROR_TEXT(name, value, text)                                                \
+  case IDGEN_##name:                                                                       \
     return text;
     IDGEN_ERRORS(IDGEN_ERROR_TEXT)
 #undef IDGEN_ERROR_TEXT
@@ -25,8 +25,8 @@ const char *idgen_err_name(int err) {
   switch (err) {
   case 0:
     return "OK";
-#define IDGEN_ERROR_NAME(name, value, text)                                          \
-  case IDGEN_##name:                                                                 \
+#define IDGEN_ERROR_NAME(name, value, text)                                                \
+  case IDGEN_##name:                                                                       \
     return "IDGEN_" #name;
     IDGEN_ERRORS(IDGEN_ERROR_NAME)
 #undef IDGEN_ERROR_NAME

@@ -1,0 +1,450 @@
+/* gen.c: the Snowflake generator: one CAS on a packed (time, used) word per reservation,
+ * clock-back policies, and the lease's fences (worker, deadline, cap). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "idgen/gen.h"
+
+#define NS_PER_MS INT64_C(1000000)
+#define CACHE_LINE 64
+
+/* The state word packs the newest time unit issued and how many sequence numbers of
+ * its run are used: ticks << (seq_bits + 1) | used, used in 0..2^seq_bits. A run is a
+ * stretch of units sharing one sequence counter: one unit, or several when
+ * seq_reset_threshold keeps counting across them. time_bits + seq_bits + 1 <= 64. */
+struct idgen_gen {
+  _Alignas(CACHE_LINE) _Atomic uint64_t state;
+
+  /* Read by every call, written only by the lease: its own cache line. */
+  _Alignas(CACHE_LINE) _Atomic uint64_t arm_seq; /* seqlock: odd while re-arming */
+  _Atomic uint64_t worker;
+  _Atomic int refusal; /* 0, or the sticky IDGEN_ENOTARMED / ELEASE / ECAP */
+  _Atomic uint64_t cap_ticks;
+  _Atomic int64_t cap_ms;
+  _Atomic int64_t deadline_ns;
+
+  /* Constant after idgen_gen_new. */
+  idgen_layout layout;
+  idgen_clock *clock;
+  idgen_policy policy;
+  int64_t spin_ns, broken_ns, cap_wait_ns;
+  uint64_t seq_limit; /* 2^seq_bits */
+  uint64_t seq_threshold;
+  uint64_t max_ticks;
+  uint64_t node_shift;
+  int64_t epoch_ns, unit_ns;
+  unsigned used_bits; /* seq_bits + 1 */
+
+  /* Counters, apart from the hot words. */
+  _Alignas(CACHE_LINE) _Atomic uint64_t issued_closed; /* IDs of runs already closed */
+  _Atomic uint64_t seq_waits, clock_back, clock_back_waited, clock_back_logical,
+      clock_back_failed, cap_waits, refused_lease, refused_cap, refused_unarmed;
+};
+
+int idgen_policy_parse(const char *name, idgen_policy *out) {
+  static const char *const names[] = {"fail", "wait", "logical"};
+  for (int i = 0; i < 3; i++)
+    if (name && !strcmp(name, names[i])) {
+      *out = (idgen_policy)i;
+      return 0;
+    }
+  return IDGEN_EINVAL;
+}
+
+const char *idgen_policy_name(idgen_policy policy) {
+  switch (policy) {
+  case IDGEN_POLICY_FAIL:
+    return "fail";
+  case IDGEN_POLICY_WAIT:
+    return "wait";
+  case IDGEN_POLICY_LOGICAL:
+    return "logical";
+  }
+  return "unknown";
+}
+
+void idgen_gen_config_init(idgen_gen_config *config, idgen_clock *clock) {
+  memset(config, 0, sizeof *config);
+  idgen_layout_preset("snowflake", &config->layout);
+  config->clock = clock;
+  config->policy = IDGEN_POLICY_WAIT;
+  config->armed = 1;
+  config->cap_ms = IDGEN_NO_CAP;
+  config->deadline_ns = IDGEN_NO_DEADLINE;
+}
+
+static inline uint64_t pack(const idgen_gen *gen, uint64_t ticks, uint64_t used) {
+  return ticks << gen->used_bits | used;
+}
+static inline uint64_t state_ticks(const idgen_gen *gen, uint64_t state) {
+  return state >> gen->used_bits;
+}
+static inline uint64_t state_used(const idgen_gen *gen, uint64_t state) {
+  return state & ((UINT64_C(1) << gen->used_bits) - 1);
+}
+
+/* Clock ns -> ticks, for a clock at or past the epoch. Division by a constant is a
+ * multiply; by a variable it costs as much as the rest of an ID. */
+static inline uint64_t to_ticks(const idgen_gen *gen, int64_t now_ns) {
+  uint64_t ms = (uint64_t)(now_ns - gen->epoch_ns) / (uint64_t)NS_PER_MS;
+  switch (gen->layout.unit_ms) {
+  case 1:
+    return ms;
+  case 10:
+    return ms / 10;
+  default:
+    return ms / 1000;
+  }
+}
+
+/* Unix ms -> the last tick at or below it; clamps outside the layout's range. */
+static uint64_t ticks_at_or_below(const idgen_gen *gen, int64_t unix_ms) {
+  if (unix_ms < gen->layout.epoch_ms)
+    return 0;
+  uint64_t ticks = (uint64_t)(unix_ms - gen->layout.epoch_ms) / gen->layout.unit_ms;
+  return ticks > gen->max_ticks ? gen->max_ticks : ticks;
+}
+
+/* Raises the state to an empty run in the unit after floor_ms, so nothing at or below
+ * floor_ms is issued. */
+static void raise_floor(idgen_gen *gen, int64_t floor_ms) {
+  if (floor_ms <= 0 || floor_ms < gen->layout.epoch_ms)
+    return;
+  uint64_t floor = pack(gen, ticks_at_or_below(gen, floor_ms) + 1, 0);
+  uint64_t state = atomic_load(&gen->state);
+  while (state < floor && !atomic_compare_exchange_weak(&gen->state, &state, floor))
+    ;
+}
+
+static uint64_t cap_to_ticks(const idgen_gen *gen, int64_t cap_ms) {
+  if (cap_ms == IDGEN_NO_CAP)
+    return UINT64_MAX;
+  if (cap_ms < gen->layout.epoch_ms)
+    return 0; /* below the epoch: tick 0 is the most it may issue; nothing is safer */
+  return ticks_at_or_below(gen, cap_ms);
+}
+
+int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
+  if (!out || !config || !config->clock)
+    return IDGEN_EINVAL;
+  idgen_layout layout = config->layout;
+  if (idgen_layout_validate(&layout, 0, NULL, 0) < 0)
+    return IDGEN_ELAYOUT;
+  if (config->policy != IDGEN_POLICY_FAIL && config->policy != IDGEN_POLICY_WAIT &&
+      config->policy != IDGEN_POLICY_LOGICAL)
+    return IDGEN_EINVAL;
+  if (config->armed && config->worker > idgen_layout_max_worker(&layout))
+    return IDGEN_ERANGE;
+  int64_t now_ms = idgen_clock_now_ns(config->clock) / NS_PER_MS;
+  uint64_t ticks;
+  int rc = idgen_layout_ticks(&layout, now_ms, &ticks);
+  if (rc < 0)
+    return rc;
+
+  idgen_gen *gen =
+      aligned_alloc(CACHE_LINE, (sizeof *gen + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
+  if (!gen)
+    return IDGEN_ENOMEM;
+  memset(gen, 0, sizeof *gen);
+  gen->layout = layout;
+  gen->clock = config->clock;
+  gen->policy = config->policy;
+  gen->spin_ns = config->spin_ns > 0 ? config->spin_ns : NS_PER_MS;
+  gen->broken_ns = config->broken_ns > 0 ? config->broken_ns : 500 * NS_PER_MS;
+  gen->cap_wait_ns = config->cap_wait_ns == 0  ? 50 * NS_PER_MS
+                     : config->cap_wait_ns < 0 ? 0
+                                               : config->cap_wait_ns;
+  gen->seq_limit = UINT64_C(1) << layout.seq_bits;
+  gen->seq_threshold = config->seq_reset_threshold;
+  gen->max_ticks = (UINT64_C(1) << layout.time_bits) - 1;
+  gen->epoch_ns = layout.epoch_ms * NS_PER_MS;
+  gen->unit_ns = (int64_t)layout.unit_ms * NS_PER_MS;
+  gen->used_bits = layout.seq_bits + 1u;
+  gen->node_shift = 63;
+  for (int i = 0; i < layout.nfields; i++)
+    if (layout.fields[i].kind == IDGEN_FIELD_NODE &&
+        layout.fields[i].shift < gen->node_shift)
+      gen->node_shift = layout.fields[i].shift;
+  atomic_init(&gen->state, 0);
+  atomic_init(&gen->arm_seq, 0);
+  atomic_init(&gen->worker, 0);
+  atomic_init(&gen->refusal, IDGEN_ENOTARMED);
+  atomic_init(&gen->cap_ticks, 0);
+  atomic_init(&gen->cap_ms, 0);
+  atomic_init(&gen->deadline_ns, 0);
+  if (config->armed)
+    idgen_gen_arm(gen, config->worker, config->floor_ms, config->cap_ms,
+                  config->deadline_ns);
+  *out = gen;
+  return 0;
+}
+
+void idgen_gen_free(idgen_gen *gen) {
+  free(gen);
+}
+
+/* Sets a sticky refusal unless another one is already set; returns the one in force. */
+static int refuse(idgen_gen *gen, int err) {
+  int expected = 0;
+  if (atomic_compare_exchange_strong(&gen->refusal, &expected, err))
+    return err;
+  return expected;
+}
+
+static void count_refusal(idgen_gen *gen, int err) {
+  if (err == IDGEN_ELEASE)
+    atomic_fetch_add_explicit(&gen->refused_lease, 1, memory_order_relaxed);
+  else if (err == IDGEN_ECAP)
+    atomic_fetch_add_explicit(&gen->refused_cap, 1, memory_order_relaxed);
+  else if (err == IDGEN_ENOTARMED)
+    atomic_fetch_add_explicit(&gen->refused_unarmed, 1, memory_order_relaxed);
+}
+
+/* Waits at the cap for the lease to raise it; on time out the refusal sticks. */
+static int wait_for_cap(idgen_gen *gen, uint64_t ticks) {
+  atomic_fetch_add_explicit(&gen->cap_waits, 1, memory_order_relaxed);
+  int64_t waited = 0, step = NS_PER_MS;
+  while (waited < gen->cap_wait_ns) {
+    idgen_clock_sleep_ns(gen->clock, step);
+    waited += step;
+    if (ticks <= atomic_load(&gen->cap_ticks))
+      return 0;
+    if (atomic_load(&gen->refusal))
+      break;
+  }
+  return refuse(gen, IDGEN_ECAP);
+}
+
+typedef struct reservation {
+  uint64_t ticks, first_seq, count, worker;
+} reservation;
+
+/* Reserves up to want (>= 1) consecutive sequence numbers in one time unit with one
+ * CAS. Returns 0 with *r filled, or a negative error. */
+static int reserve(idgen_gen *gen, uint64_t want, reservation *r) {
+  int64_t behind_since = -1; /* clock time when this call found the clock behind */
+  for (;;) {
+    uint64_t arm = atomic_load_explicit(&gen->arm_seq, memory_order_acquire);
+    if (arm & 1) {
+      idgen_clock_spin_ns(gen->clock, 0);
+      continue;
+    }
+    int refusal = atomic_load_explicit(&gen->refusal, memory_order_relaxed);
+    if (refusal) {
+      count_refusal(gen, refusal);
+      return refusal;
+    }
+    uint64_t worker = atomic_load_explicit(&gen->worker, memory_order_relaxed);
+    uint64_t cap = atomic_load_explicit(&gen->cap_ticks, memory_order_relaxed);
+
+    /* Read the state before the clock: then the clock is at or past any unit another
+     * thread stored, and a lost race never looks like a step back. */
+    uint64_t state = atomic_load_explicit(&gen->state, memory_order_acquire);
+    int64_t now_ns = idgen_clock_now_ns(gen->clock);
+    if (now_ns >= atomic_load_explicit(&gen->deadline_ns, memory_order_relaxed)) {
+      int err = refuse(gen, IDGEN_ELEASE);
+      count_refusal(gen, err);
+      return err;
+    }
+    if (now_ns < gen->epoch_ns)
+      return IDGEN_EBEFOREEPOCH;
+    uint64_t now_ticks = to_ticks(gen, now_ns);
+    uint64_t last = state_ticks(gen, state), used = state_used(gen, state);
+
+    uint64_t ticks, first;
+    if (now_ticks > last) {
+      /* A new unit: a new run, unless the threshold keeps the counter going. */
+      int carry = gen->seq_threshold && used <= gen->seq_threshold && used < gen->seq_limit;
+      ticks = now_ticks;
+      first = carry ? used : 0;
+    } else if (now_ticks == last || gen->policy == IDGEN_POLICY_LOGICAL) {
+      if (now_ticks < last && behind_since < 0) {
+        behind_since = now_ns;
+        atomic_fetch_add_explicit(&gen->clock_back, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&gen->clock_back_logical, 1, memory_order_relaxed);
+      }
+      ticks = last;
+      first = used;
+      if (used >= gen->seq_limit) {
+        if (now_ticks < last) {
+          /* LOGICAL and behind: move on to the next unit rather than block. */
+          ticks = last + 1;
+          first = 0;
+        } else {
+          atomic_fetch_add_explicit(&gen->seq_waits, 1, memory_order_relaxed);
+          int64_t next_unit = gen->epoch_ns + (int64_t)(last + 1) * gen->unit_ns;
+          idgen_clock_spin_ns(gen->clock, next_unit - now_ns);
+          continue;
+        }
+      }
+    } else {
+      /* The clock is behind the last unit issued. */
+      int64_t gap = gen->epoch_ns + (int64_t)last * gen->unit_ns - now_ns;
+      if (behind_since < 0) {
+        behind_since = now_ns;
+        atomic_fetch_add_explicit(&gen->clock_back, 1, memory_order_relaxed);
+      }
+      if (gen->policy == IDGEN_POLICY_FAIL || gap > gen->broken_ns) {
+        atomic_fetch_add_explicit(&gen->clock_back_failed, 1, memory_order_relaxed);
+        return IDGEN_ECLOCKBACK;
+      }
+      if (gap + 1 <= gen->spin_ns)
+        idgen_clock_spin_ns(gen->clock, gap + 1);
+      else
+        idgen_clock_sleep_ns(gen->clock, gap + 1);
+      if (idgen_clock_now_ns(gen->clock) - behind_since >= gen->broken_ns) {
+        atomic_fetch_add_explicit(&gen->clock_back_failed, 1, memory_order_relaxed);
+        return IDGEN_ECLOCKBACK;
+      }
+      continue;
+    }
+
+    if (ticks > gen->max_ticks)
+      return IDGEN_ETIMEEND;
+    if (ticks > cap) {
+      int err = wait_for_cap(gen, ticks);
+      if (err < 0) {
+        count_refusal(gen, err);
+        return err;
+      }
+      continue;
+    }
+    uint64_t count = gen->seq_limit - first;
+    if (count > want)
+      count = want;
+    uint64_t next = pack(gen, ticks, first + count);
+    if (!atomic_compare_exchange_weak_explicit(&gen->state, &state, next,
+                                               memory_order_acq_rel, memory_order_relaxed))
+      continue;
+    if (first == 0) /* a new run closed the old one */
+      atomic_fetch_add_explicit(&gen->issued_closed, used, memory_order_relaxed);
+    /* The reservation counts only if no re-arm happened while it was made. */
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&gen->arm_seq, memory_order_relaxed) != arm)
+      continue;
+    if (behind_since >= 0 && gen->policy == IDGEN_POLICY_WAIT)
+      atomic_fetch_add_explicit(&gen->clock_back_waited, 1, memory_order_relaxed);
+    r->ticks = ticks;
+    r->first_seq = first;
+    r->count = count;
+    r->worker = worker;
+    return 0;
+  }
+}
+
+static inline uint64_t compose(const idgen_gen *gen, const reservation *r, uint64_t seq) {
+  return r->ticks << gen->layout.time_shift | r->worker << gen->node_shift |
+         seq << gen->layout.seq_shift;
+}
+
+int idgen_gen_next(idgen_gen *gen, uint64_t *id) {
+  reservation r;
+  int rc = reserve(gen, 1, &r);
+  if (rc < 0)
+    return rc;
+  *id = compose(gen, &r, r.first_seq);
+  return 0;
+}
+
+int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    reservation r;
+    int rc = reserve(gen, n - done, &r);
+    if (rc < 0)
+      return done ? (int64_t)done : rc;
+    for (uint64_t i = 0; i < r.count; i++)
+      ids[done + i] = compose(gen, &r, r.first_seq + i);
+    done += r.count;
+  }
+  return (int64_t)done;
+}
+
+int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms, int64_t cap_ms,
+                  int64_t deadline_ns) {
+  if (worker > idgen_layout_max_worker(&gen->layout))
+    return IDGEN_ERANGE;
+  uint64_t seq = atomic_load(&gen->arm_seq);
+  for (;;) {
+    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
+      break;
+    seq = atomic_load(&gen->arm_seq);
+  }
+  atomic_store(&gen->worker, worker);
+  atomic_store(&gen->cap_ms, cap_ms);
+  atomic_store(&gen->cap_ticks, cap_to_ticks(gen, cap_ms));
+  atomic_store(&gen->deadline_ns, deadline_ns);
+  raise_floor(gen, floor_ms);
+  atomic_store(&gen->refusal, 0);
+  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+  return 0;
+}
+
+void idgen_gen_disarm(idgen_gen *gen) {
+  uint64_t seq = atomic_load(&gen->arm_seq);
+  for (;;) {
+    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
+      break;
+    seq = atomic_load(&gen->arm_seq);
+  }
+  atomic_store(&gen->refusal, IDGEN_ENOTARMED);
+  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+}
+
+void idgen_gen_set_cap(idgen_gen *gen, int64_t cap_ms) {
+  int64_t old = atomic_load(&gen->cap_ms);
+  while (cap_ms > old && !atomic_compare_exchange_weak(&gen->cap_ms, &old, cap_ms))
+    ;
+  uint64_t ticks = cap_to_ticks(gen, cap_ms), old_ticks = atomic_load(&gen->cap_ticks);
+  while (ticks > old_ticks &&
+         !atomic_compare_exchange_weak(&gen->cap_ticks, &old_ticks, ticks))
+    ;
+  int expected = IDGEN_ECAP;
+  atomic_compare_exchange_strong(&gen->refusal, &expected, 0);
+}
+
+void idgen_gen_set_deadline(idgen_gen *gen, int64_t deadline_ns) {
+  if (atomic_load(&gen->refusal) != IDGEN_ELEASE)
+    atomic_store(&gen->deadline_ns, deadline_ns);
+}
+
+int64_t idgen_gen_now_ns(idgen_gen *gen) {
+  return idgen_clock_now_ns(gen->clock);
+}
+
+int64_t idgen_gen_last_ms(const idgen_gen *gen) {
+  uint64_t state = atomic_load(&((idgen_gen *)gen)->state);
+  if (state == 0)
+    return 0;
+  return gen->layout.epoch_ms +
+         (int64_t)state_ticks(gen, state) * (int64_t)gen->layout.unit_ms;
+}
+
+const idgen_layout *idgen_gen_layout(const idgen_gen *gen) {
+  return &gen->layout;
+}
+
+void idgen_gen_stats_get(const idgen_gen *cgen, idgen_gen_stats *out) {
+  idgen_gen *gen = (idgen_gen *)cgen; /* atomics are read, never written, here */
+  idgen_gen_stats s;
+  memset(&s, 0, sizeof s);
+  uint64_t state = atomic_load(&gen->state);
+  uint64_t used = state_used(gen, state);
+  s.issued = atomic_load(&gen->issued_closed) + used;
+  s.seq_waits = atomic_load(&gen->seq_waits);
+  s.clock_back = atomic_load(&gen->clock_back);
+  s.clock_back_waited = atomic_load(&gen->clock_back_waited);
+  s.clock_back_logical = atomic_load(&gen->clock_back_logical);
+  s.clock_back_failed = atomic_load(&gen->clock_back_failed);
+  s.cap_waits = atomic_load(&gen->cap_waits);
+  s.refused_lease = atomic_load(&gen->refused_lease);
+  s.refused_cap = atomic_load(&gen->refused_cap);
+  s.refused_unarmed = atomic_load(&gen->refused_unarmed);
+  s.worker = atomic_load(&gen->worker);
+  s.armed = atomic_load(&gen->refusal) == 0;
+  s.cap_ms = atomic_load(&gen->cap_ms);
+  s.deadline_ns = atomic_load(&gen->deadline_ns);
+  s.last_ms = idgen_gen_last_ms(gen);
+  *out = s;
+}
