@@ -78,7 +78,7 @@ static int post(etcd_lease *e, const char *path, const char *body) {
     CURLcode cc = curl_easy_perform(e->curl);
     if (cc != CURLE_OK) {
       if (!first_err[0])
-        snprintf(first_err, sizeof first_err, "etcd %s: %s", e->eps[i],
+        snprintf(first_err, sizeof first_err, "etcd %.160s: %s", e->eps[i],
                  curl_easy_strerror(cc));
       continue;
     }
@@ -87,7 +87,7 @@ static int post(etcd_lease *e, const char *path, const char *body) {
       char msg[160] = "";
       idgen__etcd_error(e->body ? e->body : "", e->len, NULL, msg, sizeof msg);
       if (!first_err[0])
-        snprintf(first_err, sizeof first_err, "etcd %s: HTTP %ld %s", e->eps[i], e->status,
+        snprintf(first_err, sizeof first_err, "etcd %.160s: HTTP %ld %.60s", e->eps[i], e->status,
                  msg);
       continue;
     }
