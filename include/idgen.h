@@ -7,5 +7,6 @@
 #include "idgen/clock.h"
 #include "idgen/gen.h"
 #include "idgen/codec.h"
+#include "idgen/lease.h"
 
 #endif

@@ -8,6 +8,7 @@ static const cli_command commands[] = {
     {"next", idgen__cmd_next, "print new Snowflake IDs"},
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
+    {"lease", idgen__cmd_lease, "show what a worker-ID provider would claim, and holders"},
 };
 
 static void usage(FILE *out) {
