@@ -1,6 +1,6 @@
 /* lease_holder.c: a test program that holds a worker-ID lease and issues IDs, printing
  * "<ms> <worker> <id>" lines on stdout and "# ..." events on stderr, until SIGTERM
- * (graceful: final HWM, release) or --duration-ms.
+ * (graceful: final HWM, release) or --duration-ms after it first held the lease.
  * Usage: lease_holder [lease options] [--layout SPEC] [--every-ms N] [--duration-ms N] */
 #include <getopt.h>
 #include <signal.h>
@@ -113,11 +113,13 @@ int main(int argc, char **argv) {
 
   const char *last_state = "";
   int last_err = 0;
-  int64_t started = idgen_monotonic_ns();
+  int64_t started = 0; /* --duration-ms counts from the first "held" */
   while (!stop_flag) {
-    if (duration_ms && idgen_monotonic_ns() - started > duration_ms * 1000000)
+    if (duration_ms && started && idgen_monotonic_ns() - started > duration_ms * 1000000)
       break;
     const char *state = idgen_keeper_state(keeper);
+    if (!started && !strcmp(state, "held"))
+      started = idgen_monotonic_ns();
     if (strcmp(state, last_state)) {
       idgen_keeper_stats_get(keeper, &st);
       fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n", state,
