@@ -170,7 +170,7 @@ char *idgen__etcd_prefix_body(const char *prefix) {
 char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t lease_id,
                              const char *hwm_key) {
   return dump(json_pack(
-      "{s[{sosssssI}]s[{s{sosos}}{s{so}}]}", "compare", "key",
+      "{s[{sosssssI}]s[{s{sososo}}{s{so}}]}", "compare", "key",
       b64_string(worker_key, strlen(worker_key)), "target", "CREATE", "result", "EQUAL",
       "create_revision", (json_int_t)0, "success", "request_put", "key",
       b64_string(worker_key, strlen(worker_key)), "value", b64_string(value, strlen(value)),
