@@ -88,6 +88,7 @@ int main(int argc, char **argv) {
   idgen_gen *gen = NULL;
   if ((rc = idgen_gen_new(&gen, &gc))) {
     fprintf(stderr, "lease_holder: generator: %s\n", idgen_strerror(rc));
+    idgen_lease_free(lease);
     return 1;
   }
   idgen_keeper_config kc;
@@ -98,6 +99,8 @@ int main(int argc, char **argv) {
   if ((rc = idgen_keeper_new(&keeper, &kc))) {
     fprintf(stderr, "lease_holder: %s\n",
             idgen_lease_why(lease)[0] ? idgen_lease_why(lease) : idgen_strerror(rc));
+    idgen_gen_free(gen);
+    idgen_lease_free(lease);
     return 1;
   }
   idgen_keeper_stats st;
