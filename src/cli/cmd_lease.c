@@ -75,7 +75,7 @@ int idgen__cmd_lease(int argc, char **argv) {
   int opt;
   opterr = 0;
   optind = 1;
-  /* flags win over the environment: read it first, report it only if flags don't fix it */
+  /* the environment first, so that flags win */
   int env_rc = idgen_lease_config_env(&config, err, sizeof err);
   if (env_rc)
     return cli_error(CLI_USAGE, "lease", "%s", err);
