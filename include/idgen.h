@@ -8,5 +8,6 @@
 #include "idgen/gen.h"
 #include "idgen/codec.h"
 #include "idgen/collide.h"
+#include "idgen/lease.h"
 
 #endif

@@ -11,6 +11,7 @@ static const cli_command commands[] = {
     {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
     {"decode", idgen__cmd_decode, "show the time, node fields and sequence of IDs"},
     {"collide", idgen__cmd_collide, "chance that a scheme's IDs collide at a rate"},
+    {"lease", idgen__cmd_lease, "show what a worker-ID provider would claim, and holders"},
 };
 
 static void usage(FILE *out) {
