@@ -9,5 +9,7 @@
 #include "idgen/codec.h"
 #include "idgen/random.h"
 #include "idgen/uuid.h"
+#include "idgen/collide.h"
+#include "idgen/lease.h"
 
 #endif
