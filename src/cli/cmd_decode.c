@@ -15,6 +15,10 @@ static const char usage_text[] =
     "base32 (13 chars, Crockford), hex (16 chars) or friendly\n"
     "(yyyyMMddHHmmssSSS-<node>[-<node>]-<seq>); the form is told by its shape (see\n"
     "docs/codecs.md). An all-digit text is read as decimal unless it starts with '0'.\n"
+    "A UUID (36 chars, 8-4-4-4-12, any version) or a ULID (26 chars, Crockford) is\n"
+    "also read: scheme, version and variant, and the time of v1, v6, v7 and ULIDs\n"
+    "(JSON: {\"id\",\"scheme\",\"version\",\"variant\",\"time\",\"time_ms\"}; see\n"
+    "docs/uuid.md). --layout and --format apply to 64-bit IDs only.\n"
     "\n"
     "  --layout L   preset (snowflake, twitter, discord, instagram, sonyflake, js53)\n"
     "               or a layout spec; default snowflake\n"
@@ -40,6 +44,7 @@ typedef struct decode_opts {
 /* What one text decodes to, whatever its kind (a 64-bit ID now; 128-bit values such as
  * UUIDs and ULIDs can fill the same record later). */
 typedef struct decoded {
+  const char *wide;                   /* a UUID or ULID text (cmd_uuid.c prints it) */
   char id[48];                        /* canonical text: decimal for 64-bit IDs */
   char layout[IDGEN_LAYOUT_NAME_MAX]; /* layout or scheme name */
   const char *form;                   /* the form the text was read as */
@@ -100,6 +105,18 @@ static int decode_id64(const char *text, const decode_opts *o, decoded *d, char 
  * 128-bit forms (UUID, ULID) ahead of the 64-bit codecs. */
 static int decode_text(const char *text, const decode_opts *o, decoded *d, char *err,
                        size_t errlen) {
+  size_t len = strlen(text);
+  int wide = o->forced ? 0 : idgen__decode_wide(text, len, 0, NULL);
+  if (wide < 0) {
+    snprintf(err, errlen, "'%s' is not a %s: %s", text, idgen__wide_kind(text, len),
+             idgen_strerror(wide));
+    return wide;
+  }
+  if (wide) {
+    memset(d, 0, sizeof *d);
+    d->wide = text;
+    return 0;
+  }
   return decode_id64(text, o, d, err, errlen);
 }
 
@@ -184,7 +201,11 @@ int idgen__cmd_decode(int argc, char **argv) {
       return cli_error(CLI_USAGE, "decode", "%s", err);
     }
   for (int i = 0; i < n; i++) {
-    if (json)
+    if (all[i].wide) {
+      if (!json && i > 0)
+        printf("\n");
+      idgen__decode_wide(all[i].wide, strlen(all[i].wide), json, stdout);
+    } else if (json)
       print_json(&all[i]);
     else
       print_text(&all[i], i == 0);
