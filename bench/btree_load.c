@@ -12,14 +12,7 @@
 
 #include "idgen/clock.h"
 #include "idgen/gen.h"
-/* The UUID schemes need idgen/uuid.h (the uuid branch); until it is merged, only the
- * bigint and server-side schemes are built. */
-#if __has_include("idgen/uuid.h")
 #include "idgen/uuid.h"
-#define HAVE_IDGEN_UUID 1
-#else
-#define HAVE_IDGEN_UUID 0
-#endif
 
 /* How the key of a scheme is made: by the server (a column default) or by the loader. */
 typedef enum key_kind {
@@ -277,13 +270,11 @@ typedef struct keygen {
   idgen_clock_mono clock;
   idgen_gen *snowflake;
   uint64_t *u64;
-#if HAVE_IDGEN_UUID
   idgen_random *random;
   idgen_uuid7_gen *uuid7;
   idgen_ulid_gen *ulid, *ulid_mono;
   idgen_uuid *uuids;
   idgen_ulid *ulids;
-#endif
 } keygen;
 
 static void keygen_init(keygen *k, size_t batch) {
@@ -299,7 +290,6 @@ static void keygen_init(keygen *k, size_t batch) {
   if (k->u64 == NULL) {
     die("out of memory");
   }
-#if HAVE_IDGEN_UUID
   rc = idgen_random_system_new(&k->random);
   if (rc < 0) {
     die("idgen_random_system_new: %s", idgen_strerror(rc));
@@ -324,20 +314,17 @@ static void keygen_init(keygen *k, size_t batch) {
   if (k->uuids == NULL || k->ulids == NULL) {
     die("out of memory");
   }
-#endif
 }
 
 static void keygen_free(keygen *k) {
   idgen_gen_free(k->snowflake);
   free(k->u64);
-#if HAVE_IDGEN_UUID
   idgen_uuid7_free(k->uuid7);
   idgen_ulid_free(k->ulid);
   idgen_ulid_free(k->ulid_mono);
   idgen_random_system_free(k->random);
   free(k->uuids);
   free(k->ulids);
-#endif
 }
 
 /* Makes n keys of the scheme (none for a server-side key). */
@@ -350,7 +337,6 @@ static void keygen_make(keygen *k, key_kind kind, size_t n) {
   case KEY_SNOWFLAKE:
     got = idgen_gen_next_batch(k->snowflake, k->u64, n);
     break;
-#if HAVE_IDGEN_UUID
   case KEY_UUID4:
     got = idgen_uuid4_batch(k->random, k->uuids, n);
     break;
@@ -363,10 +349,6 @@ static void keygen_make(keygen *k, key_kind kind, size_t n) {
   case KEY_ULID_MONO:
     got = idgen_ulid_next_batch(k->ulid_mono, k->ulids, n);
     break;
-#else
-  default:
-    die("scheme needs idgen/uuid.h, not in this build");
-#endif
   }
   if (got != (int64_t)n) {
     die("key generation: %s", got < 0 ? idgen_strerror((int)got) : "short batch");
@@ -384,7 +366,6 @@ static size_t format_row(const keygen *k, key_kind kind, size_t i, int64_t n, ch
   case KEY_SNOWFLAKE:
     len = (size_t)snprintf(buf, cap, "%" PRIu64 "\t", k->u64[i]);
     break;
-#if HAVE_IDGEN_UUID
   case KEY_UUID4:
   case KEY_UUID7:
   case KEY_ULID:
@@ -400,10 +381,6 @@ static size_t format_row(const keygen *k, key_kind kind, size_t i, int64_t n, ch
     len = IDGEN_UUID_TEXT_LEN + 1;
     break;
   }
-#else
-  default:
-    break;
-#endif
   }
   len += (size_t)snprintf(buf + len, cap - len, "%" PRId64 "\n", n);
   return len;
