@@ -15,6 +15,7 @@ batches, prints a markdown table and draws plots with gnuplot.
   --every N            sample the insert rate every N rows (default 100000)
   --checkpoint-every N CHECKPOINT every N rows, untimed (default: as --every; 0: never)
   --schemes LIST       comma-separated subset, in the order to run
+  --repeat N           rounds of all schemes; the median run is reported (default 3)
   --shared-buffers S   PostgreSQL shared_buffers (default 32MB)
   --out DIR            where the TSV files and plots go (default: BUILD/bench-btree)
   --docs               also write docs/btree.md (results section) and docs/img/btree_*.png
@@ -28,6 +29,7 @@ rows=1000000
 batch=1000
 every=""
 checkpoint_every=""
+repeat=3
 schemes=""
 shared_buffers=32MB
 out_dir=""
@@ -42,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --every) [[ $# -ge 2 ]] || die "--every needs a value"; every=$2; shift 2 ;;
     --checkpoint-every) [[ $# -ge 2 ]] || die "--checkpoint-every needs a value"
                         checkpoint_every=$2; shift 2 ;;
+    --repeat) [[ $# -ge 2 ]] || die "--repeat needs a value"; repeat=$2; shift 2 ;;
     --schemes) [[ $# -ge 2 ]] || die "--schemes needs a value"; schemes=$2; shift 2 ;;
     --shared-buffers) [[ $# -ge 2 ]] || die "--shared-buffers needs a value"
                       shared_buffers=$2; shift 2 ;;
@@ -53,6 +56,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ "$rows" =~ ^[1-9][0-9]*$ ]] || die "--rows must be a positive integer"
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer"
 [[ "$shared_buffers" =~ ^[1-9][0-9]*(kB|MB|GB)$ ]] || die "--shared-buffers like 32MB"
 
 loader="$build_dir/bench_btree_load"
@@ -134,13 +138,19 @@ pg_pid=$(head -n 1 "$tmp/pg/data/postmaster.pid")
 version=$("$pg_bin/postgres" --version)
 echo "bench/btree.sh: $version on 127.0.0.1:$port (pid $pg_pid), shared_buffers=$shared_buffers" >&2
 
-args=(--conninfo "host=127.0.0.1 port=$port user=postgres dbname=postgres"
-      --rows "$rows" --batch "$batch" --out "$out_dir")
+# The loader talks through the Unix socket in the temp dir: the same server, but no TCP
+# settings of the machine's loopback (a qdisc, a firewall) can get in the way.
+args=(--conninfo "host=$tmp/pg port=$port user=postgres dbname=postgres"
+      --rows "$rows" --batch "$batch" --repeat "$repeat" --out "$out_dir")
 [[ -n "$every" ]] && args+=(--every "$every")
 [[ -n "$checkpoint_every" ]] && args+=(--checkpoint-every "$checkpoint_every")
 [[ -n "$schemes" ]] && args+=(--schemes "$schemes")
 start_s=$(date +%s)
-"$loader" "${args[@]}"
+if ! "$loader" "${args[@]}"; then
+  echo "bench/btree.sh: the load failed; the server log ends:" >&2
+  tail -n 20 "$tmp/pg/server.log" >&2 || true
+  exit 1
+fi
 elapsed_s=$(( $(date +%s) - start_s ))
 echo "bench/btree.sh: loads took ${elapsed_s}s; results in $out_dir" >&2
 
@@ -158,7 +168,7 @@ set grid
 set output "$out_dir/btree_rate.png"
 set title "Insert rate over the run ($rows rows, COPY batches of $batch, shared_buffers $shared_buffers)"
 set xlabel "rows inserted"
-set ylabel "rows/s over the last interval"
+set ylabel "rows/s over the interval (median of $repeat)"
 set format x "%.0s%c"
 set yrange [0:*]
 plot for [i=2:$ncols] "$out_dir/btree_rate.tsv" using 1:i with linespoints lw 2 pt 7 ps 0.8 title columnheader(i)
@@ -195,7 +205,7 @@ if [[ $docs -eq 1 ]]; then
   cpu=$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //')
   cores=$(nproc)
   mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
-  cmd="bench/btree.sh --rows $rows --batch $batch --shared-buffers $shared_buffers"
+  cmd="bench/btree.sh --rows $rows --batch $batch --repeat $repeat --shared-buffers $shared_buffers"
   [[ -n "$every" ]] && cmd+=" --every $every"
   [[ -n "$checkpoint_every" ]] && cmd+=" --checkpoint-every $checkpoint_every"
   [[ -n "$schemes" ]] && cmd+=" --schemes $schemes"

@@ -55,12 +55,13 @@ typedef struct result {
   int64_t wal_bytes, wal_fpi, idx_blks_read, idx_blks_hit;
   double *rate;    /* rows/s over each interval of `every` rows */
   double *wal_mib; /* WAL written since the start, at the end of each interval */
+  double seconds_min, seconds_max; /* over the repeats */
 } result;
 
 typedef struct options {
   const char *conninfo;
   const char *out_dir;
-  int64_t rows, batch, every, checkpoint_every;
+  int64_t rows, batch, every, checkpoint_every, repeat;
   const scheme *schemes[NSCHEMES];
   size_t nschemes;
 } options;
@@ -94,6 +95,9 @@ static void usage(void) {
          "                   full-page images show (default: as --every; 0: never)\n"
          "  --schemes LIST   comma-separated, from: bigserial,snowflake,uuid4_pg,uuid4,\n"
          "                   uuid7,ulid,ulid_mono (default: all, in order)\n"
+         "  --repeat N       load each scheme N times, round-robin; report the run with\n"
+         "                   the median insert time, and the median rate per interval\n"
+         "                   (default 3)\n"
          "  --out DIR        write btree_summary.tsv, btree_rate.tsv and btree_wal.tsv\n"
          "                   there (default: no files)\n");
 }
@@ -146,6 +150,7 @@ static void parse_options(options *o, int argc, char **argv) {
       {"checkpoint-every", required_argument, NULL, 'k'},
       {"schemes", required_argument, NULL, 's'},
       {"out", required_argument, NULL, 'o'},
+      {"repeat", required_argument, NULL, 'r'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
@@ -157,6 +162,7 @@ static void parse_options(options *o, int argc, char **argv) {
     o->schemes[i] = &SCHEMES[i];
   }
   o->nschemes = NSCHEMES;
+  o->repeat = 3;
   int c;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -179,6 +185,9 @@ static void parse_options(options *o, int argc, char **argv) {
       break;
     case 's':
       parse_schemes(o, optarg);
+      break;
+    case 'r':
+      o->repeat = parse_count(optarg, "--repeat");
       break;
     case 'o':
       o->out_dir = optarg;
@@ -509,6 +518,54 @@ static void run_scheme(PGconn *db, const options *o, keygen *k, result *res) {
   exec_ok(db, sql);
 }
 
+/* ---- repeats -------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Scheme i's result: the run with the median insert time (all its figures), the
+ * spread of the times, and the median rate of each interval over the runs. */
+static void pick_median(const options *o, const result *runs, size_t i, result *out) {
+  size_t n = (size_t)o->repeat, nsamples = (size_t)((o->rows + o->every - 1) / o->every);
+  double *v = calloc(n, sizeof *v);
+  size_t *order = calloc(n, sizeof *order);
+  if (v == NULL || order == NULL) {
+    die("out of memory");
+  }
+  /* Order the runs by time (insertion sort: n is small); take the middle one. */
+  for (size_t r = 0; r < n; r++) {
+    size_t j = r;
+    while (j > 0 && runs[order[j - 1] * o->nschemes + i].seconds >
+                        runs[r * o->nschemes + i].seconds) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = r;
+  }
+  *out = runs[order[(n - 1) / 2] * o->nschemes + i];
+  out->seconds_min = runs[order[0] * o->nschemes + i].seconds;
+  out->seconds_max = runs[order[n - 1] * o->nschemes + i].seconds;
+  out->rate = calloc(nsamples, sizeof *out->rate);
+  if (out->rate == NULL) {
+    die("out of memory");
+  }
+  for (size_t j = 0; j < nsamples; j++) {
+    for (size_t r = 0; r < n; r++) {
+      v[r] = runs[r * o->nschemes + i].rate[j];
+    }
+    out->rate[j] = median(v, n);
+  }
+  free(v);
+  free(order);
+}
+
 /* ---- output ----------------------------------------------------------------------- */
 
 static double mib(int64_t bytes) {
@@ -524,7 +581,7 @@ static int64_t index_misses(const result *r) {
 static void print_table(FILE *f, const options *o, const result *res) {
   size_t last = (size_t)((o->rows + o->every - 1) / o->every) - 1;
   fprintf(f,
-          "| Scheme | Key | Insert s | Rows/s | Rows/s, last %" PRId64
+          "| Scheme | Key | Insert s (min–max) | Rows/s | Rows/s, last %" PRId64
           " | Checkpoint s | Index MiB | "
           "Leaf pages | Leaf density %% | WAL MiB | Full-page images | "
           "Index misses | Index hits |\n",
@@ -533,12 +590,12 @@ static void print_table(FILE *f, const options *o, const result *res) {
   for (size_t i = 0; i < o->nschemes; i++) {
     const result *r = &res[i];
     fprintf(f,
-            "| %s | %s | %.2f | %.0f | %.0f | %.2f | %.1f | %" PRId64
+            "| %s | %s | %.2f (%.2f–%.2f) | %.0f | %.0f | %.2f | %.1f | %" PRId64
             " | %.1f | %.1f | %" PRId64 " | %" PRId64 " | %" PRId64 " |\n",
-            r->s->name, r->s->about, r->seconds, (double)o->rows / r->seconds,
-            r->rate[last], r->checkpoint_s, mib(r->index_bytes), r->leaf_pages,
-            r->leaf_density, mib(r->wal_bytes), r->wal_fpi, index_misses(r),
-            r->idx_blks_hit);
+            r->s->name, r->s->about, r->seconds, r->seconds_min, r->seconds_max,
+            (double)o->rows / r->seconds, r->rate[last], r->checkpoint_s,
+            mib(r->index_bytes), r->leaf_pages, r->leaf_density, mib(r->wal_bytes),
+            r->wal_fpi, index_misses(r), r->idx_blks_hit);
   }
 }
 
@@ -563,17 +620,18 @@ static void write_files(const options *o, const result *res) {
   fprintf(f,
           "scheme\trows\tbatch\tseconds\trows_per_s\tindex_bytes\ttable_bytes\tleaf_pages\t"
           "internal_pages\ttree_level\tavg_leaf_density\twal_bytes\twal_fpi\t"
-          "idx_blks_read\tidx_blks_hit\tcheckpoint_s\tindex_misses\n");
+          "idx_blks_read\tidx_blks_hit\tcheckpoint_s\tindex_misses\tseconds_min\t"
+          "seconds_max\n");
   for (size_t i = 0; i < o->nschemes; i++) {
     const result *r = &res[i];
     fprintf(f,
             "%s\t%" PRId64 "\t%" PRId64 "\t%.3f\t%.0f\t%" PRId64 "\t%" PRId64 "\t%" PRId64
             "\t%" PRId64 "\t%" PRId64 "\t%.2f\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-            "\t%" PRId64 "\t%.3f\t%" PRId64 "\n",
+            "\t%" PRId64 "\t%.3f\t%" PRId64 "\t%.3f\t%.3f\n",
             r->s->name, o->rows, o->batch, r->seconds, (double)o->rows / r->seconds,
             r->index_bytes, r->table_bytes, r->leaf_pages, r->internal_pages, r->tree_level,
             r->leaf_density, r->wal_bytes, r->wal_fpi, r->idx_blks_read, r->idx_blks_hit,
-            r->checkpoint_s, index_misses(r));
+            r->checkpoint_s, index_misses(r), r->seconds_min, r->seconds_max);
   }
   close_out(f, "btree_summary.tsv");
 
@@ -616,17 +674,28 @@ int main(int argc, char **argv) {
 
   keygen k;
   keygen_init(&k, (size_t)o.batch);
+  size_t nruns = (size_t)o.repeat * o.nschemes;
+  result *runs = calloc(nruns, sizeof *runs); /* runs[r * nschemes + i] */
   result res[NSCHEMES];
-  memset(res, 0, sizeof res);
+  if (runs == NULL) {
+    die("out of memory");
+  }
   fprintf(stderr,
-          "bench_btree_load: %" PRId64 " rows per scheme, COPY batches of %" PRId64 "\n",
-          o.rows, o.batch);
-  for (size_t i = 0; i < o.nschemes; i++) {
-    res[i].s = o.schemes[i];
-    run_scheme(db, &o, &k, &res[i]);
+          "bench_btree_load: %" PRId64 " rows per scheme, COPY batches of %" PRId64
+          ", %" PRId64 " round(s)\n",
+          o.rows, o.batch, o.repeat);
+  /* Round-robin, so that a noisy neighbour slows every scheme rather than one. */
+  for (size_t r = 0; r < (size_t)o.repeat; r++) {
+    for (size_t i = 0; i < o.nschemes; i++) {
+      runs[r * o.nschemes + i].s = o.schemes[i];
+      run_scheme(db, &o, &k, &runs[r * o.nschemes + i]);
+    }
   }
   PQfinish(db);
   keygen_free(&k);
+  for (size_t i = 0; i < o.nschemes; i++) {
+    pick_median(&o, runs, i, &res[i]);
+  }
 
   print_table(stdout, &o, res);
   if (o.out_dir != NULL) {
@@ -634,7 +703,11 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < o.nschemes; i++) {
     free(res[i].rate);
-    free(res[i].wal_mib);
   }
+  for (size_t i = 0; i < nruns; i++) {
+    free(runs[i].rate);
+    free(runs[i].wal_mib);
+  }
+  free(runs);
   return 0;
 }
