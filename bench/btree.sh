@@ -171,11 +171,11 @@ set xlabel "rows inserted"
 set ylabel "rows/s over the interval (median of $repeat)"
 set format x "%.0s%c"
 set yrange [0:*]
-plot for [i=2:$ncols] "$out_dir/btree_rate.tsv" using 1:i with linespoints lw 2 pt 7 ps 0.8 title columnheader(i)
+plot for [i=2:$ncols] "$out_dir/btree_rate.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dt (i % 2 + 1) title columnheader(i)
 set output "$out_dir/btree_wal_over_rows.png"
 set title "WAL written over the run (cumulative)"
 set ylabel "WAL MiB"
-plot for [i=2:$ncols] "$out_dir/btree_wal.tsv" using 1:i with linespoints lw 2 pt 7 ps 0.8 title columnheader(i)
+plot for [i=2:$ncols] "$out_dir/btree_wal.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dt (i % 2 + 1) title columnheader(i)
 set output "$out_dir/btree_size_wal.png"
 set title "Primary-key index, table and WAL per scheme ($rows rows)"
 set xlabel ""
