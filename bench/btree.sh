@@ -160,7 +160,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   # Index and WAL in MiB per scheme, one line each, for the bar chart.
   awk -F'\t' 'NR > 1 { printf "%s\t%.2f\t%.2f\t%.2f\n", $1, $6 / 1048576, $12 / 1048576, $7 / 1048576 }' \
     "$out_dir/btree_summary.tsv" >"$out_dir/btree_bars.tsv"
-  gnuplot <<EOF
+  gnuplot <<EOF || { echo "bench/btree.sh: gnuplot failed" >&2; exit 1; }
 set terminal pngcairo size 900,540 font "DejaVu Sans,11" noenhanced
 set datafile separator "\t"
 set key outside right top
@@ -171,11 +171,11 @@ set xlabel "rows inserted"
 set ylabel "rows/s over the interval (median of $repeat)"
 set format x "%.0s%c"
 set yrange [0:*]
-plot for [i=2:$ncols] "$out_dir/btree_rate.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dt (i % 2 + 1) title columnheader(i)
+plot for [i=2:$ncols] "$out_dir/btree_rate.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dashtype i%2+1 title columnheader(i)
 set output "$out_dir/btree_wal_over_rows.png"
 set title "WAL written over the run (cumulative)"
 set ylabel "WAL MiB"
-plot for [i=2:$ncols] "$out_dir/btree_wal.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dt (i % 2 + 1) title columnheader(i)
+plot for [i=2:$ncols] "$out_dir/btree_wal.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dashtype i%2+1 title columnheader(i)
 set output "$out_dir/btree_size_wal.png"
 set title "Primary-key index, table and WAL per scheme ($rows rows)"
 set xlabel ""
