@@ -168,7 +168,7 @@ set grid
 set output "$out_dir/btree_rate.png"
 set title "Insert rate over the run ($rows rows, COPY batches of $batch, shared_buffers $shared_buffers)"
 set xlabel "rows inserted"
-set ylabel "rows/s over the interval (median of $repeat)"
+set ylabel "rows/s over the interval$([[ $repeat -gt 1 ]] && echo " (median of $repeat rounds)")"
 set format x "%.0s%c"
 set yrange [0:*]
 plot for [i=2:$ncols] "$out_dir/btree_rate.tsv" using 1:i with linespoints lw 2 pt (i + 3) ps 1.1 dashtype i%2+1 title columnheader(i)
