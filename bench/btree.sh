@@ -12,7 +12,7 @@ per ID scheme (bigserial, snowflake, uuid4_pg, uuid4, uuid7, ulid, ulid_mono) wi
 batches, prints a markdown table and draws plots with gnuplot.
   --rows N             rows per scheme (default 1000000)
   --batch N            rows per COPY, one transaction each (default 1000)
-  --every N            sample the insert rate every N rows (default 100000)
+  --every N            sample the insert rate every N rows (default 100000, or rows/10)
   --checkpoint-every N CHECKPOINT every N rows, untimed (default: as --every; 0: never)
   --schemes LIST       comma-separated subset, in the order to run
   --repeat N           rounds of all schemes; the median run is reported (default 3)

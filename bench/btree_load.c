@@ -98,8 +98,8 @@ static void usage(void) {
          "  --repeat N       load each scheme N times, round-robin; report the run with\n"
          "                   the median insert time, and the median rate per interval\n"
          "                   (default 3)\n"
-         "  --out DIR        write btree_summary.tsv, btree_rate.tsv and btree_wal.tsv\n"
-         "                   there (default: no files)\n");
+         "  --out DIR        write btree_summary.tsv, btree_rate.tsv, btree_wal.tsv and\n"
+         "                   btree_table.md there (default: no files)\n");
 }
 
 static int64_t parse_count(const char *s, const char *what) {
