@@ -7,5 +7,9 @@
 #include "idgen/clock.h"
 #include "idgen/gen.h"
 #include "idgen/codec.h"
+#include "idgen/random.h"
+#include "idgen/uuid.h"
+#include "idgen/collide.h"
+#include "idgen/lease.h"
 
 #endif

@@ -2,7 +2,9 @@
 #ifndef IDGEN_CLI_H
 #define IDGEN_CLI_H
 
+#include <getopt.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "idgen.h"
 
@@ -29,10 +31,35 @@ int cli_layout(const char *spec, idgen_layout *out, char *err, size_t errlen);
 /* Unix ms now, from the wall clock. */
 int64_t cli_now_ms(void);
 
+/* Lease options, shared by lease, next and serve (cmd_lease.c): getopt_long values
+ * CLI_LEASE_OPT_BASE + i for idgen_lease_options()[i]. add_options appends them to
+ * opts[at..max) and returns the new count; cli_lease_option applies one (CLI_USAGE
+ * with one line on a bad value); cli_lease_usage prints their --help lines. */
+#define CLI_LEASE_OPT_BASE 1000
+size_t cli_lease_add_options(struct option *opts, size_t at, size_t max);
+int cli_lease_option(idgen_lease_config *config, int val, const char *arg, const char *cmd);
+void cli_lease_usage(FILE *out);
+
 int idgen__cmd_next(int argc, char **argv);
 int idgen__cmd_layout(int argc, char **argv);
 int idgen__cmd_bench(int argc, char **argv);
+int idgen__cmd_lease(int argc, char **argv);
 int idgen__bench_gen(int argc, char **argv);
+int idgen__cmd_uuid7(int argc, char **argv);
+int idgen__cmd_uuid4(int argc, char **argv);
+int idgen__cmd_ulid(int argc, char **argv);
+/* For `idgen decode` (cmd_uuid.c): decodes a UUID (36 chars with a '-' at offset 8) or a
+ * ULID (26 chars, no '-'). Returns 0 if text has neither shape (try the 64-bit forms),
+ * a negative IDGEN_* error if it has one but is malformed, or 1 after printing it to
+ * out (text lines "%-10s value", or one JSON object per line; out NULL: check only).
+ * JSON: {"id","scheme","version","variant","time","time_ms"} (version only for the RFC
+ * variant; time only for v1, v6, v7 and ULID; "time" null past year 9999). */
+int idgen__decode_wide(const char *text, size_t len, int json, FILE *out);
+/* "UUID" or "ULID" when text has that shape, else NULL (for error messages). */
+const char *idgen__wide_kind(const char *text, size_t len);
+int idgen__cmd_check(int argc, char **argv);
+int idgen__cmd_decode(int argc, char **argv);
+int idgen__cmd_collide(int argc, char **argv);
 int idgen__cmd_serve(int argc, char **argv);
 
 #endif

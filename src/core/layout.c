@@ -254,9 +254,12 @@ int idgen_layout_validate(idgen_layout *layout, int64_t now_ms, char *err, size_
   if (total > 63)
     return fail(err, errlen, "fields add up to %u bits: at most 63 (the sign bit stays 0)",
                 total);
-  if (l.fields[0].bits > 55)
-    return fail(err, errlen, "field 'time': %u bits is too wide (at most 55)",
-                l.fields[0].bits);
+  /* Times must stay printable and in int64 ms: the field ends by the year 9999. */
+  const int64_t year_9999_end_ms = INT64_C(253402300800000);
+  if (l.fields[0].bits > 48 ||
+      (int64_t)(UINT64_C(1) << l.fields[0].bits) * l.unit_ms > year_9999_end_ms - l.epoch_ms)
+    return fail(err, errlen, "field 'time': %u bits of %u ms run past the year 9999",
+                l.fields[0].bits, l.unit_ms);
   unsigned shift = total;
   l.node_bits = 0;
   for (int i = 0; i < l.nfields; i++) {

@@ -94,6 +94,8 @@ static void test_spec_errors(void **state) {
   parse_fails("time:41,worker:10,seq:12,epoch:2099-01-01", "future");
   parse_fails("time:41,worker:10,seq:12,epoch:2026-02-30", "epoch");
   parse_fails("time:41,worker:10,,seq:12", "empty item");
+  parse_fails("time:55@1s,worker:4,seq:4", "year 9999");
+  parse_fails("time:48@1ms,worker:4,seq:4", "year 9999");
   parse_fails("time:41,worker:10,worker:3,seq:12", "twice");
   parse_fails("time:41,9lives:10,seq:12", "field name");
 }

@@ -1,0 +1,250 @@
+/* idgen/lease.h: worker-ID leases with a fenced high-water mark (HWM): one provider
+ * vtable (static, k8s, file, etcd), its configuration, and the keeper that feeds a
+ * generator. See docs/leases.md for the safety argument and the failure table. */
+#ifndef IDGEN_LEASE_H
+#define IDGEN_LEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idgen/error.h"
+#include "idgen/gen.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Configuration, shared by the CLI and the server ---------------------------- */
+
+typedef enum idgen_lease_kind {
+  IDGEN_LEASE_FILE = 0,   /* one host: lock files in the state directory (default) */
+  IDGEN_LEASE_STATIC = 1, /* --worker-id N: NO FENCE, the operator keeps IDs unique */
+  IDGEN_LEASE_K8S = 2,    /* StatefulSet ordinal + offset: unique within one set */
+  IDGEN_LEASE_ETCD = 3,   /* etcd v3 leases through its JSON gateway */
+} idgen_lease_kind;
+
+#define IDGEN_LEASE_PATH_MAX 512
+#define IDGEN_LEASE_NAME_MAX 64
+#define IDGEN_LEASE_ENDPOINTS_MAX 8
+
+typedef struct idgen_lease_config {
+  idgen_lease_kind kind;             /* --lease, IDGEN_LEASE */
+  char state_dir[IDGEN_LEASE_PATH_MAX]; /* --state-dir, IDGEN_STATE_DIR; "" = default */
+  int64_t worker_id;                 /* --worker-id, IDGEN_WORKER_ID (static); -1 unset */
+  int64_t worker_id_offset;          /* --worker-id-offset, IDGEN_WORKER_ID_OFFSET (k8s) */
+  int64_t pod_index;                 /* IDGEN_POD_INDEX (k8s); -1: from the hostname */
+  char hostname[IDGEN_LEASE_NAME_MAX]; /* for k8s and holder records; "" = gethostname */
+  char endpoints[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX]; /* --etcd URLS */
+  int nendpoints;
+  char ns[IDGEN_LEASE_NAME_MAX];     /* --namespace, IDGEN_NAMESPACE; default "default" */
+  int64_t ttl_ms;                    /* --lease-ttl SECONDS (etcd); default 10 s, >= 2 s */
+  int64_t margin_ms;                 /* --lease-margin MS: stop this long before the TTL
+                                        ends; 0 = min(2 s, TTL/3) */
+  int64_t ahead_ms;                  /* --hwm-ahead MS: cap = now + ahead; default 3000 */
+  int64_t hwm_interval_ms;           /* --hwm-interval MS: HWM write period; default 1000 */
+  int64_t hwm_wait_max_ms;           /* --hwm-wait-max MS: longest wait past a HWM at
+                                        start; default 30000 */
+  int64_t request_timeout_ms;        /* --etcd-timeout MS: per etcd request; default 5000
+                                        (a leader change can stall a request ~2.4 s) */
+  int64_t max_skew_ms;               /* --max-clock-skew MS: refuse at start when the
+                                        local clock is this far from the median of live
+                                        peers (etcd); default 10000; 0 = do not check */
+  int require_ntp_sync;              /* --require-ntp-sync: refuse when adjtimex says the
+                                        clock is unsynchronised */
+} idgen_lease_config;
+
+/* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
+ * 10 s, ahead 3 s, HWM every 1 s, wait bound 30 s, timeout 5 s, skew 10 s. */
+IDGEN_API void idgen_lease_config_init(idgen_lease_config *config);
+
+/* One lease option, for building getopt tables and --help texts. */
+typedef struct idgen_lease_option {
+  const char *name;  /* long option name without "--": "lease", "state-dir", ... */
+  const char *env;   /* the environment variable that sets it too, or NULL */
+  int has_arg;       /* 0: a flag; 1: takes a value */
+  const char *arg;   /* the value's name in usage lines, "NAME" */
+  const char *help;  /* one line */
+} idgen_lease_option;
+
+/* The options idgen_lease_config_set understands, ending with a NULL name. */
+IDGEN_API const idgen_lease_option *idgen_lease_options(void);
+
+/* Sets one option by its long name (value NULL for flags). IDGEN_EINVAL for an unknown
+ * name or a bad value, with a one-line reason in err (may be NULL). Not thread-safe
+ * for one config. */
+IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *name,
+                                     const char *value, char *err, size_t errlen);
+
+/* Reads every option's environment variable (IDGEN_LEASE, IDGEN_STATE_DIR,
+ * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD,
+ * IDGEN_NAMESPACE, IDGEN_LEASE_TTL). Call before the flags, so that flags win.
+ * IDGEN_EINVAL with a reason naming the variable. */
+IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
+
+/* Checks the config against a layout's largest worker ID without touching anything
+ * outside the process: TTL >= 2 s, margin below TTL * 2/3, static worker or k8s
+ * ordinal + offset within [0, max_worker], endpoints present for etcd. */
+IDGEN_API int idgen_lease_config_check(const idgen_lease_config *config,
+                                       uint64_t max_worker, char *err, size_t errlen);
+
+/* The provider kind's name ("file", ...) and back. */
+IDGEN_API const char *idgen_lease_kind_name(idgen_lease_kind kind);
+IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
+
+/* ---- Providers --------------------------------------------------------------------- */
+
+typedef struct idgen_lease idgen_lease;
+
+/* What acquire hands back. */
+typedef struct idgen_lease_grant {
+  uint64_t worker;   /* the worker ID won */
+  int64_t hwm_ms;    /* the persisted HWM read after winning it (0: none): issue
+                        nothing at or below it */
+  int64_t ttl_ms;    /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
+  int fenced;        /* 1 if another holder of this ID is excluded (file, etcd) */
+} idgen_lease_grant;
+
+#define IDGEN_HOLDER_HOST_MAX 64
+
+/* One holder of a worker ID, as `idgen lease` shows it. */
+typedef struct idgen_lease_holder {
+  uint64_t worker;
+  int live;            /* 1 if the ID is held now; 0: only a HWM remains */
+  char host[IDGEN_HOLDER_HOST_MAX];
+  int64_t pid;
+  int64_t start_ms;    /* when the holder started, Unix ms (its clock) */
+  int64_t wall_ms;     /* its wall clock when it last wrote its HWM */
+  int64_t hwm_ms;      /* its persisted HWM, 0 if none */
+  int64_t ttl_left_ms; /* etcd: lease time left; -1 if not applicable */
+} idgen_lease_holder;
+
+/* A provider is a struct whose first field is a pointer to its class; every call is
+ * made from one thread at a time (the keeper's). Each returns 0 or a negative error
+ * and, on failure, leaves one line in idgen_lease_why. */
+typedef struct idgen_lease_class {
+  const char *name;
+  /* Wins a worker ID (smallest free one for file and etcd) and reads its HWM.
+   * IDGEN_ENOWORKER when every ID is taken, IDGEN_EUNAVAIL when the service cannot be
+   * reached, IDGEN_ECLOCKSKEW when refused for the local clock. */
+  int (*acquire)(idgen_lease *lease, idgen_lease_grant *out);
+  /* Keeps the lease alive; 0 while still held, IDGEN_ELEASE when it is gone for good,
+   * IDGEN_EUNAVAIL when unknown (retry). */
+  int (*keepalive)(idgen_lease *lease);
+  /* Persists hwm_ms (and the holder record) only while this holder still holds the ID
+   * (file: fsync'd). IDGEN_ELEASE when the fence refused it, IDGEN_EUNAVAIL. */
+  int (*write_hwm)(idgen_lease *lease, int64_t hwm_ms);
+  /* Writes the final HWM (the last ms actually issued; 0: leave the HWM as it is) and
+   * frees the ID at once. Safe after a loss; idempotent. */
+  int (*release)(idgen_lease *lease, int64_t final_hwm_ms);
+  /* Fills up to max holders (IDs held now, and IDs with a HWM); *count gets the total
+   * found. Does not need acquire. */
+  int (*holders)(idgen_lease *lease, idgen_lease_holder *out, size_t max, size_t *count);
+  /* A one-line description of what acquire would do ("file /var/lib/idgen, ..."). */
+  void (*describe)(idgen_lease *lease, char *out, size_t outlen);
+  void (*free)(idgen_lease *lease);
+} idgen_lease_class;
+
+#define IDGEN_LEASE_WHY_MAX 256
+
+struct idgen_lease {
+  const idgen_lease_class *vtable;
+  char why[IDGEN_LEASE_WHY_MAX]; /* the last failure, one line */
+};
+
+/* Creates the provider the config names, for a layout with max_worker as its largest
+ * worker ID. Checks the config (idgen_lease_config_check) and the outside world: the
+ * state directory is created if missing and must be writable; etcd must answer. On
+ * failure err gets one line ("state dir /x: Permission denied", "etcd
+ * http://127.0.0.1:2379: Connection refused"). */
+IDGEN_API int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
+                               uint64_t max_worker, char *err, size_t errlen);
+
+static inline int idgen_lease_acquire(idgen_lease *l, idgen_lease_grant *out) {
+  return l->vtable->acquire(l, out);
+}
+static inline int idgen_lease_keepalive(idgen_lease *l) { return l->vtable->keepalive(l); }
+static inline int idgen_lease_write_hwm(idgen_lease *l, int64_t hwm_ms) {
+  return l->vtable->write_hwm(l, hwm_ms);
+}
+static inline int idgen_lease_release(idgen_lease *l, int64_t final_hwm_ms) {
+  return l->vtable->release(l, final_hwm_ms);
+}
+static inline int idgen_lease_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
+                                      size_t *count) {
+  return l->vtable->holders(l, out, max, count);
+}
+static inline void idgen_lease_describe(idgen_lease *l, char *out, size_t outlen) {
+  l->vtable->describe(l, out, outlen);
+}
+static inline const char *idgen_lease_why(const idgen_lease *l) { return l->why; }
+/* Frees (releasing nothing: call release first for a graceful end). NULL is fine. */
+static inline void idgen_lease_free(idgen_lease *l) {
+  if (l)
+    l->vtable->free(l);
+}
+
+/* The kernel's NTP state from adjtimex: 1 synchronised, 0 not, negative error.
+ * *maxerror_us (may be NULL) gets the kernel's maximum error estimate. */
+IDGEN_API int idgen_ntp_synced(int64_t *maxerror_us);
+
+/* ---- The keeper: a provider + a generator + a thread ------------------------------ */
+
+typedef struct idgen_keeper idgen_keeper;
+
+typedef struct idgen_keeper_config {
+  idgen_lease *lease;      /* required; not owned: free it after idgen_keeper_free */
+  idgen_gen *gen;          /* required; not owned */
+  int64_t margin_ms;       /* deadline = last good keepalive + TTL - margin;
+                              0 = min(2000, TTL/3) */
+  int64_t ahead_ms;        /* cap = now + ahead; 0 = 3000 */
+  int64_t hwm_interval_ms; /* 0 = 1000 */
+  int64_t hwm_wait_max_ms; /* refuse a HWM further ahead than this; 0 = 30000 */
+  int64_t retry_ms;        /* pause between attempts to win an ID again; 0 = 1000 */
+} idgen_keeper_config;
+
+/* Fills a keeper config's timings from a lease config (lease and gen left NULL). */
+IDGEN_API void idgen_keeper_config_from(idgen_keeper_config *out,
+                                        const idgen_lease_config *config);
+
+/* Wins a worker ID now (errors such as IDGEN_ENOWORKER, IDGEN_EUNAVAIL,
+ * IDGEN_ECLOCKSKEW, or IDGEN_ETIMEDOUT for a HWM beyond hwm_wait_max_ms come back here,
+ * with idgen_lease_why), then starts the keeper's thread, which waits until the
+ * generator's clock is past the HWM, writes the first cap, arms the generator and
+ * keeps the lease. The generator issues nothing before that: see
+ * idgen_keeper_wait_ready. */
+IDGEN_API int idgen_keeper_new(idgen_keeper **out, const idgen_keeper_config *config);
+
+/* Waits (relative sleeps) up to timeout_ms for the state "held". 0 when held,
+ * IDGEN_ETIMEDOUT otherwise. Thread-safe. */
+IDGEN_API int idgen_keeper_wait_ready(idgen_keeper *keeper, int64_t timeout_ms);
+
+/* Graceful end: disarms the generator, stops the thread, writes the final HWM (the
+ * last ms issued) and releases the ID at once. Idempotent. */
+IDGEN_API int idgen_keeper_stop(idgen_keeper *keeper);
+/* Stops (if not stopped) and frees; NULL is fine. */
+IDGEN_API void idgen_keeper_free(idgen_keeper *keeper);
+
+typedef struct idgen_keeper_stats {
+  uint64_t renewals;         /* successful keepalives */
+  uint64_t renewal_failures; /* failed keepalives and HWM writes */
+  uint64_t lease_lost;       /* times the lease was lost (deadline or fence) */
+  uint64_t hwm_writes;       /* successful HWM writes */
+  uint64_t cap_waits;        /* the generator's waits at the cap */
+  uint64_t acquisitions;     /* worker IDs won */
+  int64_t worker;            /* current worker ID, -1 if none */
+  int64_t hwm_ms;            /* last HWM written (the cap) */
+  int64_t floor_ms;          /* HWM read when the ID was won */
+  const char *state;         /* see idgen_keeper_state */
+} idgen_keeper_stats;
+
+/* "starting", "waiting-hwm", "held", "lost", "acquiring", "stopped": "held" is the only
+ * ready state. A static string; thread-safe. */
+IDGEN_API const char *idgen_keeper_state(const idgen_keeper *keeper);
+IDGEN_API void idgen_keeper_stats_get(const idgen_keeper *keeper, idgen_keeper_stats *out);
+/* The last error the keeper met, one line ("" if none). Thread-safe. */
+IDGEN_API void idgen_keeper_last_error(idgen_keeper *keeper, char *out, size_t outlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Starts, inspects and stops a throwaway etcd cluster on free loopback ports, for tests.
+# Usage:
+#   scripts/etcd-cluster.sh start DIR [N]   start N members (default 1) under DIR; prints the
+#                                           client endpoints, comma-separated
+#   scripts/etcd-cluster.sh stop DIR        stop every member, followers first (by PID)
+#   scripts/etcd-cluster.sh leader DIR      print the index of the current leader
+#   scripts/etcd-cluster.sh kill DIR I [SIG]    signal member I (default KILL) and wait for it
+#   scripts/etcd-cluster.sh restart DIR I   start member I again with its old data
+# Files in DIR: endpoints, m<I>.pid, m<I>.url, m<I>.cmd, m<I>.log, m<I>/ (data).
+set -euo pipefail
+
+die() { echo "etcd-cluster.sh: $*" >&2; exit 1; }
+command -v etcd >/dev/null || die "etcd not found (scripts/deps.sh test installs etcd-server)"
+
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+free_port() {
+  local p
+  for _ in $(seq 200); do
+    p=$((20000 + RANDOM % 40000))
+    port_free "$p" && port_free "$((p + 1))" && { echo "$p"; return; }
+  done
+  die "no free port"
+}
+
+member_status() { # url -> JSON of /v3/maintenance/status, empty on failure
+  curl -s -m 2 -X POST "$1/v3/maintenance/status" -d '{}' 2>/dev/null || true
+}
+
+healthy() { # url: 0 if the member answers and knows a leader
+  local s; s=$(member_status "$1")
+  [[ "$s" == *'"leader"'* ]]
+}
+
+launch() { # dir i
+  local dir=$1 i=$2
+  # shellcheck disable=SC2046
+  $(cat "$dir/m$i.cmd") >>"$dir/m$i.log" 2>&1 </dev/null &
+  echo $! >"$dir/m$i.pid"
+}
+
+wait_healthy() { # dir i
+  local url; url=$(cat "$1/m$2.url")
+  for _ in $(seq 150); do
+    healthy "$url" && return 0
+    kill -0 "$(cat "$1/m$2.pid")" 2>/dev/null || die "member $2 exited; see $1/m$2.log"
+    sleep 0.1
+  done
+  die "member $2 not healthy after 15 s; see $1/m$2.log"
+}
+
+start() {
+  local dir=$1 n=${2:-1}
+  mkdir -p "$dir"
+  local cluster="" i cp pp
+  local -a cports pports
+  for ((i = 0; i < n; i++)); do
+    cp=$(free_port); pp=$((cp + 1))
+    cports[i]=$cp; pports[i]=$pp
+    cluster+="${cluster:+,}m$i=http://127.0.0.1:$pp"
+  done
+  local token="idgen-test-$$-$RANDOM"
+  local eps=""
+  for ((i = 0; i < n; i++)); do
+    echo "http://127.0.0.1:${cports[i]}" >"$dir/m$i.url"
+    eps+="${eps:+,}http://127.0.0.1:${cports[i]}"
+    echo "etcd --name m$i --data-dir $dir/m$i" \
+      "--listen-client-urls http://127.0.0.1:${cports[i]}" \
+      "--advertise-client-urls http://127.0.0.1:${cports[i]}" \
+      "--listen-peer-urls http://127.0.0.1:${pports[i]}" \
+      "--initial-advertise-peer-urls http://127.0.0.1:${pports[i]}" \
+      "--initial-cluster $cluster --initial-cluster-token $token" \
+      "--initial-cluster-state new" >"$dir/m$i.cmd"
+    launch "$dir" "$i"
+  done
+  echo "$n" >"$dir/members"
+  for ((i = 0; i < n; i++)); do wait_healthy "$dir" "$i"; done
+  echo "$eps" >"$dir/endpoints"
+  echo "$eps"
+}
+
+leader() {
+  local dir=$1 n i s id lead
+  n=$(cat "$dir/members")
+  for ((i = 0; i < n; i++)); do
+    s=$(member_status "$(cat "$dir/m$i.url")")
+    [[ -n "$s" ]] || continue
+    id=$(sed -n 's/.*"member_id":"\([0-9]*\)".*/\1/p' <<<"$s")
+    lead=$(sed -n 's/.*"leader":"\([0-9]*\)".*/\1/p' <<<"$s")
+    if [[ -n "$id" && "$id" == "$lead" ]]; then echo "$i"; return 0; fi
+  done
+  die "no leader found"
+}
+
+stop_member() { # dir i sig
+  local pidf="$1/m$2.pid" pid
+  [[ -f "$pidf" ]] || return 0
+  pid=$(cat "$pidf")
+  kill -"$3" "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$pidf"
+}
+
+stop() {
+  local dir=$1 n i lead
+  [[ -f "$dir/members" ]] || return 0
+  n=$(cat "$dir/members")
+  lead=$(leader "$dir" 2>/dev/null || echo -1)
+  for ((i = 0; i < n; i++)); do
+    [[ $i -eq $lead ]] || stop_member "$dir" "$i" TERM
+  done
+  [[ $lead -lt 0 ]] || stop_member "$dir" "$lead" TERM
+}
+
+cmd=${1:-}
+case "$cmd" in
+  start) [[ $# -ge 2 ]] || die "usage: start DIR [N]"; start "$2" "${3:-1}" ;;
+  stop) [[ $# -ge 2 ]] || die "usage: stop DIR"; stop "$2" ;;
+  leader) [[ $# -ge 2 ]] || die "usage: leader DIR"; leader "$2" ;;
+  kill) [[ $# -ge 3 ]] || die "usage: kill DIR I [SIG]"; stop_member "$2" "$3" "${4:-KILL}" ;;
+  restart)
+    [[ $# -ge 3 ]] || die "usage: restart DIR I"
+    sed -i 's/--initial-cluster-state new/--initial-cluster-state existing/' "$2/m$3.cmd"
+    launch "$2" "$3" ;;
+  *) die "usage: start|stop|leader|kill|restart DIR ..." ;;
+esac

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds every fuzz/fuzz_*.c as a libFuzzer program (clang, ASan+UBSan) in build-fuzz/
+# and runs each for a bounded time. A crash, leak or failed check exits non-zero.
+# Usage: scripts/fuzz.sh [SECONDS] [libFuzzer args...]   (SECONDS per target, default 30)
+# Env: FUZZ_TARGETS="codec ..." runs only those; FUZZ_BUILD_DIR (default build-fuzz).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+[[ $# -gt 0 ]] && shift
+[[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || {
+  echo "fuzz.sh: SECONDS must be a whole number > 0, not '$seconds'" >&2; exit 2; }
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+command -v clang >/dev/null || { echo "fuzz.sh: clang not found (scripts/deps.sh test)" >&2; exit 1; }
+
+# The library, instrumented for coverage (fuzzer-no-link) and built with the sanitizers.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+  -DIDGEN_SANITIZE=address,undefined -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" \
+  -DIDGEN_WERROR=ON >/dev/null
+cmake --build "$build" -j2 --target idgen_static >/dev/null
+libs=$(pkg-config --libs jansson libcurl)
+
+status=0
+shopt -s nullglob
+for src in fuzz/fuzz_*.c; do
+  name=$(basename "$src" .c)
+  target=${name#fuzz_}
+  if [[ -n "${FUZZ_TARGETS:-}" && " $FUZZ_TARGETS " != *" $target "* ]]; then continue; fi
+  # shellcheck disable=SC2086
+  clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -Wall -Wextra -Werror -Iinclude -Isrc "$src" -o "$build/$name" \
+    "$build/libidgen.a" $libs -lm -lpthread
+  # Seeds from fuzz/corpus/<target>/ (kept in git); new finds go to build-fuzz only.
+  corpus="$build/corpus/$target"
+  mkdir -p "$corpus"
+  seeds=()
+  [[ -d "fuzz/corpus/$target" ]] && seeds=("fuzz/corpus/$target")
+  echo "== fuzz $target: ${seconds}s"
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      "$build/$name" -max_total_time="$seconds" -print_final_stats=0 \
+      -artifact_prefix="$build/$name-" "$@" "$corpus" "${seeds[@]}" 2>"$build/$name.log"; then
+    tail -n 40 "$build/$name.log" >&2
+    echo "fuzz.sh: $name failed; the input is in $build/$name-*" >&2
+    status=1
+  else
+    grep -E '^#[0-9]+ +DONE' "$build/$name.log" || tail -n 1 "$build/$name.log"
+  fi
+done
+exit $status

@@ -1,0 +1,404 @@
+/* cmd_check.c: `idgen check`: reads the IDs clients recorded and decides whether any
+ * was issued twice or out of order. A radix sort finds duplicates: 10^8 IDs in seconds. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define SHOW_DUPLICATES 10
+#define MAX_ERROR_KINDS 64
+#define MAX_REPLICA 64
+
+typedef struct history {
+  const char *path;
+  const char *text;
+  size_t len;
+  uint64_t ids, errors, order_violations, bad_lines;
+  int64_t longest_outage_ms; /* from the last success before an error to the next */
+  int64_t longest_gap_ms;
+} history;
+
+typedef struct error_kind {
+  char name[32];
+  uint64_t count;
+} error_kind;
+
+typedef struct checker {
+  idgen_layout layout;
+  uint64_t *ids; /* every ID of every history */
+  size_t nids, cap;
+  error_kind kinds[MAX_ERROR_KINDS];
+  int nkinds;
+  uint64_t *last_by_worker; /* per history: newest ID seen from each worker */
+  int json;
+} checker;
+
+typedef struct line {
+  int64_t ms;
+  const char *replica, *third, *fourth;
+  size_t replica_len, third_len, fourth_len;
+} line;
+
+/* Splits one line into up to four space-separated words; 0 if malformed. */
+static int split(const char *p, const char *end, line *out) {
+  const char *words[4] = {0};
+  size_t lens[4] = {0};
+  int n = 0;
+  while (p < end && n < 4) {
+    while (p < end && *p == ' ')
+      p++;
+    if (p == end)
+      break;
+    words[n] = p;
+    while (p < end && *p != ' ')
+      p++;
+    lens[n] = (size_t)(p - words[n]);
+    n++;
+  }
+  if (n < 3)
+    return 0;
+  int64_t ms = 0;
+  for (size_t i = 0; i < lens[0]; i++) {
+    if (words[0][i] < '0' || words[0][i] > '9' || i > 15)
+      return 0;
+    ms = ms * 10 + (words[0][i] - '0');
+  }
+  *out = (line){ms, words[1], words[2], words[3], lens[1], lens[2], lens[3]};
+  return 1;
+}
+
+static int push_id(checker *c, uint64_t id) {
+  if (c->nids == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 1 << 20;
+    uint64_t *ids = realloc(c->ids, cap * sizeof *ids);
+    if (!ids)
+      return IDGEN_ENOMEM;
+    c->ids = ids;
+    c->cap = cap;
+  }
+  c->ids[c->nids++] = id;
+  return 0;
+}
+
+static void count_error(checker *c, const char *kind, size_t len) {
+  if (len >= sizeof c->kinds[0].name)
+    len = sizeof c->kinds[0].name - 1;
+  for (int i = 0; i < c->nkinds; i++)
+    if (strlen(c->kinds[i].name) == len && !memcmp(c->kinds[i].name, kind, len)) {
+      c->kinds[i].count++;
+      return;
+    }
+  if (c->nkinds == MAX_ERROR_KINDS) { /* the last slot gathers the rest */
+    snprintf(c->kinds[MAX_ERROR_KINDS - 1].name, sizeof c->kinds[0].name, "other");
+    c->kinds[MAX_ERROR_KINDS - 1].count++;
+    return;
+  }
+  error_kind *k = &c->kinds[c->nkinds++];
+  memcpy(k->name, kind, len);
+  k->name[len] = '\0';
+  k->count = 1;
+}
+
+/* Writes s as a JSON string body: quotes, backslashes and controls escaped. */
+static void json_text(FILE *out, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(out, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(out, "\\u%04x", ch);
+    else
+      fputc(ch, out);
+  }
+}
+
+/* One pass over a history: IDs into the pool, order per worker, outages, errors. */
+static int scan(checker *c, history *h) {
+  size_t workers = (size_t)idgen_layout_max_worker(&c->layout) + 1;
+  memset(c->last_by_worker, 0, workers * sizeof *c->last_by_worker);
+  int64_t last_ok_ms = -1, first_error_ms = -1;
+  const char *p = h->text, *end = h->text + h->len;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol)
+      eol = end;
+    line l;
+    if (eol == p || *p == '#') {
+      p = eol + 1;
+      continue;
+    }
+    if (!split(p, eol, &l)) {
+      h->bad_lines++;
+      p = eol + 1;
+      continue;
+    }
+    p = eol + 1;
+    if (l.third_len == 3 && !memcmp(l.third, "ERR", 3)) {
+      h->errors++;
+      count_error(c, l.fourth ? l.fourth : "unknown", l.fourth ? l.fourth_len : 7);
+      if (first_error_ms < 0)
+        first_error_ms = l.ms;
+      continue;
+    }
+    uint64_t id;
+    idgen_parts parts;
+    if (idgen_id_parse(l.third, l.third_len, IDGEN_FORMAT_DECIMAL, NULL, &id) < 0 ||
+        idgen_decompose(&c->layout, id, &parts) < 0) {
+      h->bad_lines++;
+      continue;
+    }
+    int rc = push_id(c, id);
+    if (rc < 0)
+      return rc;
+    h->ids++;
+    /* One holder's IDs rise in the order this client received them; a new holder of
+     * the worker ID starts above the old one's high-water mark, so they still rise. */
+    if (id <= c->last_by_worker[parts.worker] && c->last_by_worker[parts.worker])
+      h->order_violations++;
+    else
+      c->last_by_worker[parts.worker] = id;
+    if (last_ok_ms >= 0 && l.ms - last_ok_ms > h->longest_gap_ms)
+      h->longest_gap_ms = l.ms - last_ok_ms;
+    if (first_error_ms >= 0) {
+      int64_t from = last_ok_ms >= 0 ? last_ok_ms : first_error_ms;
+      if (l.ms - from > h->longest_outage_ms) {
+        h->longest_outage_ms = l.ms - from;
+      }
+      first_error_ms = -1;
+    }
+    last_ok_ms = l.ms;
+  }
+  return 0;
+}
+
+/* LSD radix sort, 8 passes of 8 bits; passes where every key has the same byte are
+ * skipped. */
+static int radix_sort(uint64_t *a, size_t n) {
+  uint64_t *tmp = malloc(n * sizeof *tmp + 1);
+  if (!tmp)
+    return IDGEN_ENOMEM;
+  size_t counts[8][256];
+  memset(counts, 0, sizeof counts);
+  for (size_t i = 0; i < n; i++)
+    for (int b = 0; b < 8; b++)
+      counts[b][a[i] >> (8 * b) & 0xff]++;
+  uint64_t *src = a, *dst = tmp;
+  for (int b = 0; b < 8; b++) {
+    size_t offsets[256], sum = 0;
+    int trivial = 0;
+    for (int v = 0; v < 256; v++) {
+      if (counts[b][v] == n)
+        trivial = 1;
+      offsets[v] = sum;
+      sum += counts[b][v];
+    }
+    if (trivial)
+      continue;
+    for (size_t i = 0; i < n; i++)
+      dst[offsets[src[i] >> (8 * b) & 0xff]++] = src[i];
+    uint64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a)
+    memcpy(a, src, n * sizeof *a);
+  free(tmp);
+  return 0;
+}
+
+/* For a duplicated ID, which files and replicas have it (a second, rare pass). */
+static void describe_duplicate(const history *hs, int nh, uint64_t id, FILE *out) {
+  char want[24];
+  int wlen = snprintf(want, sizeof want, "%llu", (unsigned long long)id);
+  int shown = 0;
+  for (int f = 0; f < nh; f++) {
+    const char *p = hs[f].text, *end = hs[f].text + hs[f].len;
+    while (p < end && shown < 8) {
+      const char *eol = memchr(p, '\n', (size_t)(end - p));
+      if (!eol)
+        eol = end;
+      line l;
+      if (split(p, eol, &l) && l.third_len == (size_t)wlen && !memcmp(l.third, want, l.third_len)) {
+        fprintf(out, "%s %s replica %.*s at %lld ms", shown ? "," : " from", hs[f].path,
+                (int)(l.replica_len < MAX_REPLICA ? l.replica_len : MAX_REPLICA), l.replica,
+                (long long)l.ms);
+        shown++;
+      }
+      p = eol + 1;
+    }
+  }
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: idgen check [--layout L] [--json] HISTORY...\n"
+          "\n"
+          "Reads histories recorded by clients, one file per client, one line per event:\n"
+          "  <unix ms received> <replica> <id>          an ID received (decimal)\n"
+          "  <unix ms> <replica> ERR <kind>             a request that got no ID\n"
+          "Blank lines and lines starting with '#' are skipped.\n"
+          "\n"
+          "Reports the IDs, the duplicates (the first %d, with the files and replicas that\n"
+          "received them), per-worker ordering violations (one worker's IDs must rise in\n"
+          "the order each client received them), each client's longest unavailability (from\n"
+          "its last ID before an error to its next ID) and the errors by kind. Duplicates\n"
+          "are found by radix-sorting every ID.\n"
+          "Exit status: 0 no duplicate and no ordering violation, 1 otherwise, 2 bad usage\n"
+          "or an unreadable or malformed history.\n"
+          "\n"
+          "  -l, --layout L   the layout of the IDs, to read worker IDs (default snowflake)\n"
+          "  -j, --json       print the report as one JSON object\n",
+          SHOW_DUPLICATES);
+}
+
+int idgen__cmd_check(int argc, char **argv) {
+  static const struct option options[] = {{"layout", required_argument, NULL, 'l'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  checker c;
+  memset(&c, 0, sizeof c);
+  const char *spec = NULL;
+  int opt;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, ":l:jh", options, NULL)) != -1) {
+    switch (opt) {
+    case 'l':
+      spec = optarg;
+      break;
+    case 'j':
+      c.json = 1;
+      break;
+    case 'h':
+      usage(stdout);
+      return CLI_OK;
+    case ':':
+      return cli_error(CLI_USAGE, "check", "option '%s' needs a value", argv[optind - 1]);
+    default:
+      return cli_error(CLI_USAGE, "check", "unknown option '%s' (see --help)",
+                       argv[optind - 1]);
+    }
+  }
+  if (optind == argc)
+    return cli_error(CLI_USAGE, "check", "no history files given (see --help)");
+  char err[160];
+  if (cli_layout(spec, &c.layout, err, sizeof err) < 0)
+    return cli_error(CLI_USAGE, "check", "%s", err);
+
+  int nh = argc - optind, status = CLI_OK;
+  history *hs = calloc((size_t)nh, sizeof *hs);
+  c.last_by_worker = calloc((size_t)idgen_layout_max_worker(&c.layout) + 1, sizeof(uint64_t));
+  if (!hs || !c.last_by_worker) {
+    free(hs);
+    free(c.last_by_worker);
+    return cli_error(CLI_FAILED, "check", "out of memory");
+  }
+  for (int f = 0; f < nh && status == CLI_OK; f++) {
+    history *h = &hs[f];
+    h->path = argv[optind + f];
+    int fd = open(h->path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+      status = cli_error(CLI_USAGE, "check", "cannot read '%s'", h->path);
+      if (fd >= 0)
+        close(fd);
+      break;
+    }
+    h->len = (size_t)st.st_size;
+    if (h->len) {
+      void *map = mmap(NULL, h->len, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map == MAP_FAILED) {
+        close(fd);
+        status = cli_error(CLI_USAGE, "check", "cannot map '%s'", h->path);
+        break;
+      }
+      madvise(map, h->len, MADV_SEQUENTIAL);
+      h->text = map;
+    }
+    close(fd);
+    if (scan(&c, h) < 0)
+      status = cli_error(CLI_FAILED, "check", "out of memory");
+    else if (h->bad_lines)
+      status = cli_error(CLI_USAGE, "check", "'%s': %llu malformed lines", h->path,
+                         (unsigned long long)h->bad_lines);
+  }
+
+  uint64_t dups = 0, violations = 0, errors = 0, dup_shown[SHOW_DUPLICATES];
+  int nshown = 0;
+  if (status == CLI_OK) {
+    if (radix_sort(c.ids, c.nids) < 0) {
+      status = cli_error(CLI_FAILED, "check", "out of memory");
+    } else {
+      for (size_t i = 1; i < c.nids; i++)
+        if (c.ids[i] == c.ids[i - 1]) {
+          dups++;
+          if (nshown < SHOW_DUPLICATES && (i < 2 || c.ids[i - 2] != c.ids[i]))
+            dup_shown[nshown++] = c.ids[i];
+        }
+    }
+  }
+  if (status == CLI_OK) {
+    for (int f = 0; f < nh; f++) {
+      violations += hs[f].order_violations;
+      errors += hs[f].errors;
+    }
+    FILE *out = stdout;
+    if (c.json) {
+      fprintf(out, "{\"ids\":%zu,\"duplicates\":%llu,\"duplicate_examples\":[", c.nids,
+              (unsigned long long)dups);
+      for (int i = 0; i < nshown; i++)
+        fprintf(out, "%s\"%llu\"", i ? "," : "", (unsigned long long)dup_shown[i]);
+      fprintf(out, "],\"order_violations\":%llu,\"errors\":%llu,\"errors_by_kind\":{",
+              (unsigned long long)violations, (unsigned long long)errors);
+      for (int i = 0; i < c.nkinds; i++) {
+        fprintf(out, "%s\"", i ? "," : "");
+        json_text(out, c.kinds[i].name);
+        fprintf(out, "\":%llu", (unsigned long long)c.kinds[i].count);
+      }
+      fprintf(out, "},\"clients\":[");
+      for (int f = 0; f < nh; f++) {
+        fprintf(out, "%s{\"file\":\"", f ? "," : "");
+        json_text(out, hs[f].path);
+        fprintf(out,
+                "\",\"ids\":%llu,\"errors\":%llu,\"order_violations\":%llu,"
+                "\"longest_unavailability_ms\":%lld,\"longest_gap_ms\":%lld}",
+                (unsigned long long)hs[f].ids,
+                (unsigned long long)hs[f].errors, (unsigned long long)hs[f].order_violations,
+                (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
+      }
+      fprintf(out, "],\"pass\":%s}\n", dups || violations ? "false" : "true");
+    } else {
+      fprintf(out, "histories: %d, IDs: %zu, errors: %llu\n", nh, c.nids,
+                   (unsigned long long)errors);
+      for (int i = 0; i < c.nkinds; i++)
+        fprintf(out, "  error %s: %llu\n", c.kinds[i].name, (unsigned long long)c.kinds[i].count);
+      fprintf(out, "duplicates: %llu\n", (unsigned long long)dups);
+      for (int i = 0; i < nshown; i++) {
+        fprintf(out, "  %llu", (unsigned long long)dup_shown[i]);
+        describe_duplicate(hs, nh, dup_shown[i], out);
+        fputc('\n', out);
+      }
+      fprintf(out, "ordering violations: %llu\n", (unsigned long long)violations);
+      for (int f = 0; f < nh; f++)
+        fprintf(out, "  %s: %llu IDs, %llu errors, longest unavailability %lld ms, longest gap %lld ms\n",
+                hs[f].path, (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
+                (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
+      fprintf(out, "verdict: %s\n", dups || violations ? "FAIL" : "PASS");
+    }
+    if (dups || violations)
+      status = CLI_FAILED;
+  }
+  for (int f = 0; f < nh; f++)
+    if (hs[f].text)
+      munmap((void *)hs[f].text, hs[f].len);
+  free(hs);
+  free(c.ids);
+  free(c.last_by_worker);
+  return status;
+}

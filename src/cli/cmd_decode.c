@@ -1,0 +1,215 @@
+/* cmd_decode.c: `idgen decode`: reads IDs in any codec form and prints their parts. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char usage_text[] =
+    "usage: idgen decode [--layout L] [--format F] [--json] ID...\n"
+    "\n"
+    "Prints the time (ISO 8601 UTC, ms), each node field by name and the sequence of\n"
+    "each ID. An ID may be in any form idgen writes: decimal, base62 (11 chars),\n"
+    "base32 (13 chars, Crockford), hex (16 chars) or friendly\n"
+    "(yyyyMMddHHmmssSSS-<node>[-<node>]-<seq>); the form is told by its shape (see\n"
+    "docs/codecs.md). An all-digit text is read as decimal unless it starts with '0'.\n"
+    "A UUID (36 chars, 8-4-4-4-12, any version) or a ULID (26 chars, Crockford) is\n"
+    "also read: scheme, version and variant, and the time of v1, v6, v7 and ULIDs\n"
+    "(JSON: {\"id\",\"scheme\",\"version\",\"variant\",\"time\",\"time_ms\"}; see\n"
+    "docs/uuid.md). --layout and --format apply to 64-bit IDs only.\n"
+    "\n"
+    "  --layout L   preset (snowflake, twitter, discord, instagram, sonyflake, js53)\n"
+    "               or a layout spec; default snowflake\n"
+    "  --format F   read every ID in this form only: decimal, base62, base32, hex,\n"
+    "               friendly\n"
+    "  --json       one JSON object per line:\n"
+    "               {\"id\":\"<decimal>\",\"layout\":\"<name>\",\"time\":\"<ISO>\",\n"
+    "                \"time_ms\":<unix "
+    "ms>,\"fields\":{\"<node>\":<n>,...,\"sequence\":<n>}}\n"
+    "  --help       this text\n"
+    "\n"
+    "Exit status: 0 all decoded, 2 bad usage or an ID that does not decode (then\n"
+    "nothing is printed).\n";
+
+#define DECODED_FIELDS_MAX 8
+
+typedef struct decode_opts {
+  idgen_layout layout;
+  int forced; /* --format given */
+  idgen_format format;
+} decode_opts;
+
+/* What one text decodes to, whatever its kind (a 64-bit ID now; 128-bit values such as
+ * UUIDs and ULIDs can fill the same record later). */
+typedef struct decoded {
+  const char *wide;                   /* a UUID or ULID text (cmd_uuid.c prints it) */
+  char id[48];                        /* canonical text: decimal for 64-bit IDs */
+  char layout[IDGEN_LAYOUT_NAME_MAX]; /* layout or scheme name */
+  const char *form;                   /* the form the text was read as */
+  int64_t time_ms;
+  size_t nfields;
+  struct {
+    char name[IDGEN_FIELD_NAME_MAX];
+    uint64_t value;
+  } fields[DECODED_FIELDS_MAX]; /* node fields in layout order, then sequence */
+} decoded;
+
+static void add_field(decoded *d, const char *name, uint64_t value) {
+  if (d->nfields >= DECODED_FIELDS_MAX)
+    return;
+  snprintf(d->fields[d->nfields].name, sizeof d->fields[d->nfields].name, "%s", name);
+  d->fields[d->nfields++].value = value;
+}
+
+/* A 64-bit ID in any codec form (or the forced one) under the layout. */
+static int decode_id64(const char *text, const decode_opts *o, decoded *d, char *err,
+                       size_t errlen) {
+  uint64_t id;
+  idgen_format form = o->format;
+  size_t len = strlen(text);
+  int rc = o->forced ? idgen_id_parse(text, len, o->format, &o->layout, &id)
+                     : idgen_id_parse_any(text, len, &o->layout, &id, &form);
+  if (rc < 0) {
+    if (o->forced)
+      snprintf(err, errlen, "'%s' is not a %s ID: %s", text, idgen_format_name(o->format),
+               idgen_strerror(rc));
+    else
+      snprintf(err, errlen, "'%s' is not an ID: %s", text, idgen_strerror(rc));
+    return rc;
+  }
+  idgen_parts parts;
+  if ((rc = idgen_decompose(&o->layout, id, &parts)) < 0) {
+    snprintf(err, errlen, "'%s' does not fit layout %s: %s", text,
+             o->layout.name[0] ? o->layout.name : "custom", idgen_strerror(rc));
+    return rc;
+  }
+  memset(d, 0, sizeof *d);
+  snprintf(d->id, sizeof d->id, "%" PRIu64, id);
+  snprintf(d->layout, sizeof d->layout, "%s",
+           o->layout.name[0] ? o->layout.name : "custom");
+  d->form = idgen_format_name(form);
+  d->time_ms = parts.time_ms;
+  int node = 0;
+  for (unsigned i = 0; i < o->layout.nfields; i++)
+    if (o->layout.fields[i].kind == IDGEN_FIELD_NODE && node < IDGEN_LAYOUT_NODES_MAX) {
+      add_field(d, o->layout.fields[i].name, parts.node[node]);
+      node++;
+    }
+  add_field(d, "sequence", parts.seq);
+  return 0;
+}
+
+/* Recognises what kind of value a text is and decodes it: the one place to add
+ * 128-bit forms (UUID, ULID) ahead of the 64-bit codecs. */
+static int decode_text(const char *text, const decode_opts *o, decoded *d, char *err,
+                       size_t errlen) {
+  size_t len = strlen(text);
+  int wide = o->forced ? 0 : idgen__decode_wide(text, len, 0, NULL);
+  if (wide < 0) {
+    snprintf(err, errlen, "'%s' is not a %s: %s", text, idgen__wide_kind(text, len),
+             idgen_strerror(wide));
+    return wide;
+  }
+  if (wide) {
+    memset(d, 0, sizeof *d);
+    d->wide = text;
+    return 0;
+  }
+  return decode_id64(text, o, d, err, errlen);
+}
+
+static void print_text(const decoded *d, int first) {
+  char when[32];
+  if (idgen_format_time(d->time_ms, when, sizeof when) < 0)
+    snprintf(when, sizeof when, "?");
+  if (!first)
+    printf("\n");
+  printf("%-10s %s\n", "id", d->id);
+  printf("%-10s %s\n", "form", d->form);
+  printf("%-10s %s\n", "layout", d->layout);
+  printf("%-10s %s\n", "time", when);
+  for (size_t i = 0; i < d->nfields; i++)
+    printf("%-10s %" PRIu64 "\n", d->fields[i].name, d->fields[i].value);
+}
+
+static void print_json(const decoded *d) {
+  char when[32];
+  if (idgen_format_time(d->time_ms, when, sizeof when) < 0)
+    snprintf(when, sizeof when, "?");
+  /* Names come from layout specs: [A-Za-z0-9_] only, so they need no escaping. */
+  printf("{\"id\":\"%s\",\"layout\":\"%s\",\"time\":\"%s\",\"time_ms\":%" PRId64
+         ",\"fields\":{",
+         d->id, d->layout, when, d->time_ms);
+  for (size_t i = 0; i < d->nfields; i++)
+    printf("%s\"%s\":%" PRIu64, i ? "," : "", d->fields[i].name, d->fields[i].value);
+  printf("}}\n");
+}
+
+int idgen__cmd_decode(int argc, char **argv) {
+  static const struct option options[] = {{"layout", required_argument, NULL, 'l'},
+                                          {"format", required_argument, NULL, 'f'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  const char *layout_spec = NULL;
+  int json = 0, c;
+  decode_opts o;
+  memset(&o, 0, sizeof o);
+  opterr = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, ":", options, NULL)) != -1) {
+    switch (c) {
+    case 'l':
+      layout_spec = optarg;
+      break;
+    case 'f':
+      if (idgen_format_parse(optarg, &o.format) < 0)
+        return cli_error(CLI_USAGE, "decode",
+                         "unknown --format '%s' (decimal, base62, base32, hex, friendly)",
+                         optarg);
+      o.forced = 1;
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      fputs(usage_text, stdout);
+      return CLI_OK;
+    case ':':
+      return cli_error(CLI_USAGE, "decode", "option '%s' needs a value", argv[optind - 1]);
+    default:
+      return cli_error(CLI_USAGE, "decode", "unknown option '%s' (try --help)",
+                       argv[optind - 1]);
+    }
+  }
+  char err[256];
+  if (cli_layout(layout_spec, &o.layout, err, sizeof err) < 0)
+    return cli_error(CLI_USAGE, "decode", "%s", err);
+  int n = argc - optind;
+  if (n < 1)
+    return cli_error(CLI_USAGE, "decode", "no ID given (try --help)");
+
+  /* Decode every ID before printing any, so a bad one leaves stdout empty. */
+  decoded *all = calloc((size_t)n, sizeof *all);
+  if (!all)
+    return cli_error(CLI_FAILED, "decode", "out of memory");
+  for (int i = 0; i < n; i++)
+    if (decode_text(argv[optind + i], &o, &all[i], err, sizeof err) < 0) {
+      free(all);
+      return cli_error(CLI_USAGE, "decode", "%s", err);
+    }
+  for (int i = 0; i < n; i++) {
+    if (all[i].wide) {
+      if (!json && i > 0)
+        printf("\n");
+      idgen__decode_wide(all[i].wide, strlen(all[i].wide), json, stdout);
+    } else if (json)
+      print_json(&all[i]);
+    else
+      print_text(&all[i], i == 0);
+  }
+  free(all);
+  return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+}

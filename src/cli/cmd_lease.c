@@ -1,0 +1,156 @@
+/* cmd_lease.c: `idgen lease`: what a worker-ID provider would claim and who holds IDs;
+ * plus the lease-option helpers other subcommands (next, serve) share. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "idgen/lease.h"
+
+size_t cli_lease_add_options(struct option *opts, size_t at, size_t max) {
+  const idgen_lease_option *lo = idgen_lease_options();
+  for (size_t i = 0; lo[i].name && at < max; i++)
+    opts[at++] = (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument,
+                                 NULL, CLI_LEASE_OPT_BASE + (int)i};
+  return at;
+}
+
+int cli_lease_option(idgen_lease_config *config, int val, const char *arg, const char *cmd) {
+  const idgen_lease_option *lo = idgen_lease_options();
+  char err[256];
+  if (idgen_lease_config_set(config, lo[val - CLI_LEASE_OPT_BASE].name, arg, err, sizeof err))
+    return cli_error(CLI_USAGE, cmd, "%s", err);
+  return CLI_OK;
+}
+
+void cli_lease_usage(FILE *out) {
+  const idgen_lease_option *lo = idgen_lease_options();
+  for (size_t i = 0; lo[i].name; i++) {
+    char left[64];
+    snprintf(left, sizeof left, "--%s%s%s", lo[i].name, lo[i].has_arg ? " " : "",
+             lo[i].has_arg ? lo[i].arg : "");
+    fprintf(out, "  %-24s %s", left, lo[i].help);
+    if (lo[i].env)
+      fprintf(out, " [env %s]", lo[i].env);
+    fputc('\n', out);
+  }
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: idgen lease [--layout L] [lease options]\n"
+          "\n"
+          "Shows what a worker-ID provider would claim, without claiming it, and the\n"
+          "current holders and high-water marks (HWM) it knows of. Providers:\n"
+          "  file    one host: the smallest worker-N lock file free in the state dir\n"
+          "  etcd    a fleet: etcd v3 leases, HWM written only while the lease holds\n"
+          "  k8s     StatefulSet ordinal (IDGEN_POD_INDEX or the -N hostname suffix) +\n"
+          "          --worker-id-offset\n"
+          "  static  --worker-id as given. NO FENCE: two processes with the same ID\n"
+          "          will issue duplicate IDs; only the operator can prevent it.\n"
+          "See docs/leases.md.\n"
+          "\n"
+          "  -l, --layout L           layout (decides how many worker IDs exist)\n");
+  cli_lease_usage(out);
+}
+
+static void fmt_time(int64_t ms, char *out, size_t outlen) {
+  if (ms <= 0 || idgen_format_time(ms, out, outlen) < 0)
+    snprintf(out, outlen, "-");
+}
+
+int idgen__cmd_lease(int argc, char **argv) {
+  struct option opts[40];
+  size_t n = 0;
+  opts[n++] = (struct option){"layout", required_argument, NULL, 'l'};
+  opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+  n = cli_lease_add_options(opts, n, 39);
+  opts[n] = (struct option){NULL, 0, NULL, 0};
+
+  idgen_lease_config config;
+  idgen_lease_config_init(&config);
+  char err[512];
+  const char *layout_spec = NULL;
+  int opt;
+  opterr = 0;
+  optind = 1;
+  /* the environment first, so that flags win */
+  int env_rc = idgen_lease_config_env(&config, err, sizeof err);
+  if (env_rc)
+    return cli_error(CLI_USAGE, "lease", "%s", err);
+  while ((opt = getopt_long(argc, argv, ":l:h", opts, NULL)) != -1) {
+    if (opt >= CLI_LEASE_OPT_BASE) {
+      int rc = cli_lease_option(&config, opt, optarg, "lease");
+      if (rc)
+        return rc;
+      continue;
+    }
+    switch (opt) {
+    case 'l':
+      layout_spec = optarg;
+      break;
+    case 'h':
+      usage(stdout);
+      return CLI_OK;
+    case ':':
+      return cli_error(CLI_USAGE, "lease", "option '%s' needs a value", argv[optind - 1]);
+    default:
+      return cli_error(CLI_USAGE, "lease", "unknown option '%s' (see --help)",
+                       argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return cli_error(CLI_USAGE, "lease", "unexpected argument '%s'", argv[optind]);
+  idgen_layout layout;
+  if (cli_layout(layout_spec, &layout, err, sizeof err) < 0)
+    return cli_error(CLI_USAGE, "lease", "%s", err);
+  uint64_t max_worker = idgen_layout_max_worker(&layout);
+  if (idgen_lease_config_check(&config, max_worker, err, sizeof err))
+    return cli_error(CLI_USAGE, "lease", "%s", err);
+  idgen_lease *lease;
+  int rc = idgen_lease_open(&lease, &config, max_worker, err, sizeof err);
+  if (rc)
+    return cli_error(CLI_FAILED, "lease", "%s", err);
+
+  char line[512];
+  idgen_lease_describe(lease, line, sizeof line);
+  printf("provider: %s\n", line);
+  int64_t maxerr = 0;
+  int sync = idgen_ntp_synced(&maxerr);
+  printf("ntp: %s\n", sync == 1   ? "synchronised (adjtimex)"
+                      : sync == 0 ? "NOT synchronised (adjtimex)"
+                                  : "unknown (adjtimex failed)");
+  size_t cap = max_worker + 1 < 4096 ? (size_t)max_worker + 1 : 4096, count = 0;
+  idgen_lease_holder *hs = calloc(cap, sizeof *hs);
+  if (!hs) {
+    idgen_lease_free(lease);
+    return cli_error(CLI_FAILED, "lease", "out of memory");
+  }
+  rc = idgen_lease_holders(lease, hs, cap, &count);
+  if (rc) {
+    cli_error(CLI_FAILED, "lease", "%s", idgen_lease_why(lease));
+    free(hs);
+    idgen_lease_free(lease);
+    return CLI_FAILED;
+  }
+  printf("holders: %zu\n", count);
+  if (count)
+    printf("%-7s %-5s %-20s %-8s %-24s %-9s %s\n", "worker", "live", "host", "pid", "hwm",
+           "ttl-left", "started");
+  for (size_t i = 0; i < count && i < cap; i++) {
+    char hwm[32], started[32], ttl[16];
+    fmt_time(hs[i].hwm_ms, hwm, sizeof hwm);
+    fmt_time(hs[i].start_ms, started, sizeof started);
+    if (hs[i].ttl_left_ms >= 0)
+      snprintf(ttl, sizeof ttl, "%.1fs", (double)hs[i].ttl_left_ms / 1000.0);
+    else
+      snprintf(ttl, sizeof ttl, "-");
+    printf("%-7llu %-5s %-20s %-8lld %-24s %-9s %s\n", (unsigned long long)hs[i].worker,
+           hs[i].live ? "yes" : "no", hs[i].host[0] ? hs[i].host : "-", (long long)hs[i].pid,
+           hwm, ttl, started);
+  }
+  free(hs);
+  idgen_lease_free(lease);
+  return CLI_OK;
+}

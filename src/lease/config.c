@@ -1,0 +1,435 @@
+/* config.c: lease configuration from flags and environment, its checks, and open(). */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/timex.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease/lease_internal.h"
+
+void idgen_lease_config_init(idgen_lease_config *c) {
+  memset(c, 0, sizeof *c);
+  c->kind = IDGEN_LEASE_FILE;
+  c->worker_id = -1;
+  c->pod_index = -1;
+  snprintf(c->ns, sizeof c->ns, "default");
+  c->ttl_ms = 10000;
+  c->ahead_ms = 3000;
+  c->hwm_interval_ms = 1000;
+  c->hwm_wait_max_ms = 30000;
+  c->request_timeout_ms = 5000;
+  c->max_skew_ms = 10000;
+}
+
+static const char *const kind_names[] = {"file", "static", "k8s", "etcd"};
+
+const char *idgen_lease_kind_name(idgen_lease_kind kind) {
+  if ((unsigned)kind < sizeof kind_names / sizeof kind_names[0])
+    return kind_names[kind];
+  return "unknown";
+}
+
+int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out) {
+  for (size_t i = 0; i < sizeof kind_names / sizeof kind_names[0]; i++)
+    if (name && !strcmp(name, kind_names[i])) {
+      *out = (idgen_lease_kind)i;
+      return 0;
+    }
+  return IDGEN_EINVAL;
+}
+
+static const idgen_lease_option options[] = {
+    {"lease", "IDGEN_LEASE", 1, "KIND",
+     "worker-ID provider: file (one host, default), etcd (fleet), k8s (StatefulSet "
+     "ordinal), static (--worker-id; NO FENCE: two processes with one ID collide)"},
+    {"state-dir", "IDGEN_STATE_DIR", 1, "DIR",
+     "where lock files and local HWM files live (file, static, k8s)"},
+    {"worker-id", "IDGEN_WORKER_ID", 1, "N", "static: the worker ID (unchecked: no fence)"},
+    {"worker-id-offset", "IDGEN_WORKER_ID_OFFSET", 1, "N",
+     "k8s: added to the pod ordinal (ordinals are unique only within one StatefulSet)"},
+    {"pod-index", "IDGEN_POD_INDEX", 1, "N",
+     "k8s: the pod ordinal (default: the -N suffix of the hostname)"},
+    {"etcd", "IDGEN_ETCD", 1, "URLS", "etcd: endpoints, comma-separated (http://host:port)"},
+    {"namespace", "IDGEN_NAMESPACE", 1, "NAME", "etcd: keys live under /idgen/NAME/"},
+    {"lease-ttl", "IDGEN_LEASE_TTL", 1, "SECONDS", "etcd: lease TTL (default 10, at least 2)"},
+    {"lease-margin", NULL, 1, "MS",
+     "stop issuing this long before the lease would expire (default min(2000, TTL/3))"},
+    {"hwm-ahead", NULL, 1, "MS", "cap = now + this, persisted before use (default 3000)"},
+    {"hwm-interval", NULL, 1, "MS", "how often the HWM is written (default 1000)"},
+    {"hwm-wait-max", NULL, 1, "MS",
+     "refuse to start when the HWM is further ahead than this (default 30000)"},
+    {"etcd-timeout", NULL, 1, "MS", "etcd: per-request timeout (default 5000)"},
+    {"max-clock-skew", NULL, 1, "MS",
+     "etcd: refuse to start this far from the median clock of live peers (default 10000; "
+     "0: do not check)"},
+    {"require-ntp-sync", NULL, 0, NULL, "refuse to start when the kernel says the clock is "
+                                        "not NTP-synchronised"},
+    {NULL, NULL, 0, NULL, NULL},
+};
+
+const idgen_lease_option *idgen_lease_options(void) { return options; }
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return IDGEN_EINVAL;
+}
+
+static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
+  if (!s || !*s || !isdigit((unsigned char)*s))
+    return IDGEN_EINVAL;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno || *end || v < min || v > max)
+    return IDGEN_EINVAL;
+  *out = v;
+  return 0;
+}
+
+static int set_endpoints(idgen_lease_config *c, const char *value, char *err, size_t errlen) {
+  char buf[IDGEN_LEASE_PATH_MAX * 2];
+  if (strlen(value) >= sizeof buf)
+    return fail(err, errlen, "--etcd: too long");
+  snprintf(buf, sizeof buf, "%s", value);
+  int n = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ')
+      tok++;
+    if (!*tok)
+      continue;
+    if (n == IDGEN_LEASE_ENDPOINTS_MAX)
+      return fail(err, errlen, "--etcd: more than %d endpoints", IDGEN_LEASE_ENDPOINTS_MAX);
+    if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
+      return fail(err, errlen, "--etcd: '%s' is not an http:// or https:// URL", tok);
+    size_t len = strlen(tok);
+    while (len && tok[len - 1] == '/')
+      tok[--len] = '\0';
+    if (len >= IDGEN_LEASE_PATH_MAX)
+      return fail(err, errlen, "--etcd: URL too long");
+    memcpy(c->endpoints[n], tok, len + 1);
+    n++;
+  }
+  if (n == 0)
+    return fail(err, errlen, "--etcd: no endpoint given");
+  c->nendpoints = n;
+  return 0;
+}
+
+static int ns_ok(const char *s) {
+  if (!*s)
+    return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_' && *s != '.')
+      return 0;
+  return 1;
+}
+
+int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *value,
+                           char *err, size_t errlen) {
+  if (!c || !name)
+    return fail(err, errlen, "no option name");
+  const idgen_lease_option *opt = NULL;
+  for (const idgen_lease_option *o = options; o->name; o++)
+    if (!strcmp(o->name, name))
+      opt = o;
+  if (!opt)
+    return fail(err, errlen, "unknown lease option --%s", name);
+  if (opt->has_arg && !value)
+    return fail(err, errlen, "--%s needs a value", name);
+  int64_t v;
+  if (!strcmp(name, "lease")) {
+    if (idgen_lease_kind_parse(value, &c->kind))
+      return fail(err, errlen, "--lease: unknown provider '%s' (file, etcd, k8s, static)",
+                  value);
+  } else if (!strcmp(name, "state-dir")) {
+    if (!*value || strlen(value) >= sizeof c->state_dir)
+      return fail(err, errlen, "--state-dir: empty or too long");
+    snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
+  } else if (!strcmp(name, "worker-id")) {
+    if (parse_i64(value, 0, INT64_MAX, &v))
+      return fail(err, errlen, "--worker-id: '%s' is not a non-negative integer", value);
+    c->worker_id = v;
+  } else if (!strcmp(name, "worker-id-offset")) {
+    if (parse_i64(value, 0, INT64_MAX, &v))
+      return fail(err, errlen, "--worker-id-offset: '%s' is not a non-negative integer",
+                  value);
+    c->worker_id_offset = v;
+  } else if (!strcmp(name, "pod-index")) {
+    if (parse_i64(value, 0, INT64_MAX, &v))
+      return fail(err, errlen, "--pod-index: '%s' is not a non-negative integer", value);
+    c->pod_index = v;
+  } else if (!strcmp(name, "etcd")) {
+    return set_endpoints(c, value, err, errlen);
+  } else if (!strcmp(name, "namespace")) {
+    if (!ns_ok(value) || strlen(value) >= sizeof c->ns)
+      return fail(err, errlen, "--namespace: '%s' must be 1-%zu of [A-Za-z0-9._-]", value,
+                  sizeof c->ns - 1);
+    snprintf(c->ns, sizeof c->ns, "%s", value);
+  } else if (!strcmp(name, "lease-ttl")) {
+    if (parse_i64(value, 0, 86400, &v))
+      return fail(err, errlen, "--lease-ttl: '%s' is not a number of seconds", value);
+    if (v < 2)
+      return fail(err, errlen, "--lease-ttl: %s s is below etcd's minimum of 2 s", value);
+    c->ttl_ms = v * 1000;
+  } else if (!strcmp(name, "require-ntp-sync")) {
+    c->require_ntp_sync = 1;
+  } else {
+    int64_t max = 86400000;
+    if (parse_i64(value, 0, max, &v))
+      return fail(err, errlen, "--%s: '%s' is not a number of milliseconds", name, value);
+    if (!strcmp(name, "lease-margin"))
+      c->margin_ms = v;
+    else if (!strcmp(name, "hwm-ahead"))
+      c->ahead_ms = v;
+    else if (!strcmp(name, "hwm-interval"))
+      c->hwm_interval_ms = v;
+    else if (!strcmp(name, "hwm-wait-max"))
+      c->hwm_wait_max_ms = v;
+    else if (!strcmp(name, "etcd-timeout"))
+      c->request_timeout_ms = v;
+    else if (!strcmp(name, "max-clock-skew"))
+      c->max_skew_ms = v;
+  }
+  return 0;
+}
+
+int idgen_lease_config_env(idgen_lease_config *c, char *err, size_t errlen) {
+  for (const idgen_lease_option *o = options; o->name; o++) {
+    if (!o->env)
+      continue;
+    const char *v = getenv(o->env);
+    if (!v || !*v)
+      continue;
+    char why[256];
+    if (idgen_lease_config_set(c, o->name, v, why, sizeof why)) {
+      /* name the variable, not the flag */
+      const char *colon = strchr(why, ':');
+      return fail(err, errlen, "%s%s", o->env, colon ? colon : ": bad value");
+    }
+  }
+  return 0;
+}
+
+static int64_t effective_margin(const idgen_lease_config *c) {
+  if (c->margin_ms)
+    return c->margin_ms;
+  return c->ttl_ms / 3 < 2000 ? c->ttl_ms / 3 : 2000;
+}
+
+int idgen_lease_config_check(const idgen_lease_config *c, uint64_t max_worker, char *err,
+                             size_t errlen) {
+  if (c->ttl_ms < 2000)
+    return fail(err, errlen, "--lease-ttl: %lld ms is below etcd's minimum of 2 s",
+                (long long)c->ttl_ms);
+  int64_t margin = effective_margin(c);
+  if (margin >= c->ttl_ms - c->ttl_ms / 3)
+    return fail(err, errlen,
+                "--lease-margin: %lld ms leaves no time between keepalives (TTL %lld ms, "
+                "keepalive every %lld ms)",
+                (long long)margin, (long long)c->ttl_ms, (long long)(c->ttl_ms / 3));
+  if (c->hwm_interval_ms < 10)
+    return fail(err, errlen, "--hwm-interval: below 10 ms");
+  if (c->ahead_ms < c->hwm_interval_ms)
+    return fail(err, errlen,
+                "--hwm-ahead: %lld ms is shorter than the HWM interval (%lld ms): the "
+                "generator would stall at the cap",
+                (long long)c->ahead_ms, (long long)c->hwm_interval_ms);
+  if (c->request_timeout_ms < 100)
+    return fail(err, errlen, "--etcd-timeout: below 100 ms");
+  switch (c->kind) {
+  case IDGEN_LEASE_STATIC:
+    if (c->worker_id < 0)
+      return fail(err, errlen, "--lease static needs --worker-id (or IDGEN_WORKER_ID)");
+    if ((uint64_t)c->worker_id > max_worker)
+      return fail(err, errlen, "--worker-id: %lld is out of range: the layout holds 0-%llu",
+                  (long long)c->worker_id, (unsigned long long)max_worker);
+    break;
+  case IDGEN_LEASE_K8S: {
+    if ((uint64_t)c->worker_id_offset > max_worker)
+      return fail(err, errlen,
+                  "--worker-id-offset: %lld is out of range: the layout holds 0-%llu",
+                  (long long)c->worker_id_offset, (unsigned long long)max_worker);
+    int64_t ord;
+    int rc = idgen__k8s_ordinal(c, &ord, err, errlen);
+    if (rc)
+      return rc;
+    if ((uint64_t)ord > max_worker - (uint64_t)c->worker_id_offset)
+      return fail(err, errlen,
+                  "--worker-id-offset: ordinal %lld + offset %lld is out of range: the "
+                  "layout holds 0-%llu",
+                  (long long)ord, (long long)c->worker_id_offset,
+                  (unsigned long long)max_worker);
+    break;
+  }
+  case IDGEN_LEASE_ETCD:
+    if (c->nendpoints == 0)
+      return fail(err, errlen, "--lease etcd needs --etcd URLS (or IDGEN_ETCD)");
+    break;
+  case IDGEN_LEASE_FILE:
+    break;
+  default:
+    return fail(err, errlen, "unknown lease provider");
+  }
+  return 0;
+}
+
+int idgen__k8s_ordinal(const idgen_lease_config *c, int64_t *out, char *err,
+                       size_t errlen) {
+  if (c->pod_index >= 0) {
+    *out = c->pod_index;
+    return 0;
+  }
+  char host[256];
+  if (c->hostname[0])
+    snprintf(host, sizeof host, "%s", c->hostname);
+  else if (gethostname(host, sizeof host))
+    return fail(err, errlen, "--lease k8s: cannot read the hostname");
+  host[sizeof host - 1] = '\0';
+  char *dash = strrchr(host, '-');
+  int64_t v;
+  if (!dash || parse_i64(dash + 1, 0, INT64_MAX, &v))
+    return fail(err, errlen,
+                "--lease k8s: IDGEN_POD_INDEX is unset and hostname '%s' has no -N suffix",
+                host);
+  *out = v;
+  return 0;
+}
+
+void idgen_keeper_config_from(idgen_keeper_config *out, const idgen_lease_config *c) {
+  memset(out, 0, sizeof *out);
+  out->margin_ms = effective_margin(c);
+  out->ahead_ms = c->ahead_ms;
+  out->hwm_interval_ms = c->hwm_interval_ms;
+  out->hwm_wait_max_ms = c->hwm_wait_max_ms;
+}
+
+int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
+                     uint64_t max_worker, char *err, size_t errlen) {
+  if (!out || !config)
+    return fail(err, errlen, "no config");
+  int rc = idgen_lease_config_check(config, max_worker, err, errlen);
+  if (rc)
+    return rc;
+  if (config->require_ntp_sync) {
+    rc = idgen_ntp_synced(NULL);
+    if (rc == 0) {
+      if (err && errlen)
+        snprintf(err, errlen,
+                 "--require-ntp-sync: the kernel says the clock is not synchronised "
+                 "(adjtimex)");
+      return IDGEN_ECLOCKSKEW;
+    }
+  }
+  switch (config->kind) {
+  case IDGEN_LEASE_FILE:
+    return idgen__lease_file_new(out, config, max_worker, err, errlen);
+  case IDGEN_LEASE_STATIC:
+    return idgen__lease_fixed_new(out, config, (uint64_t)config->worker_id, err, errlen);
+  case IDGEN_LEASE_K8S: {
+    int64_t ord = 0;
+    rc = idgen__k8s_ordinal(config, &ord, err, errlen);
+    if (rc)
+      return rc;
+    return idgen__lease_fixed_new(out, config, (uint64_t)(ord + config->worker_id_offset),
+                                  err, errlen);
+  }
+  case IDGEN_LEASE_ETCD:
+    return idgen__lease_etcd_new(out, config, max_worker, err, errlen);
+  }
+  return fail(err, errlen, "unknown lease provider");
+}
+
+int idgen_ntp_synced(int64_t *maxerror_us) {
+  struct timex tx;
+  memset(&tx, 0, sizeof tx);
+  int state = adjtimex(&tx);
+  if (state < 0)
+    return -errno;
+  if (maxerror_us)
+    *maxerror_us = tx.maxerror;
+  return state == TIME_ERROR || (tx.status & STA_UNSYNC) ? 0 : 1;
+}
+
+/* ---- shared helpers -------------------------------------------------------------- */
+
+int idgen__why(idgen_lease *lease, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(lease->why, sizeof lease->why, fmt, ap);
+  va_end(ap);
+  return err;
+}
+
+int64_t idgen__wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void idgen__default_state_dir(char *out, size_t outlen) {
+  const char *xdg = getenv("XDG_STATE_HOME");
+  const char *home = getenv("HOME");
+  if (xdg && *xdg == '/')
+    snprintf(out, outlen, "%s/idgen", xdg);
+  else if (getuid() != 0 && home && *home == '/')
+    snprintf(out, outlen, "%s/.local/state/idgen", home);
+  else
+    snprintf(out, outlen, "/var/lib/idgen");
+}
+
+int idgen__state_dir_ready(const char *dir, char *err, size_t errlen) {
+  char path[IDGEN_LEASE_PATH_MAX + 32];
+  snprintf(path, sizeof path, "%s", dir);
+  /* mkdir -p */
+  for (char *p = path + 1; *p; p++) {
+    if (*p != '/')
+      continue;
+    *p = '\0';
+    if (mkdir(path, 0755) && errno != EEXIST) {
+      int e = errno;
+      *p = '/';
+      if (err && errlen)
+        snprintf(err, errlen, "state dir %s: %s", dir, strerror(e));
+      return -e;
+    }
+    *p = '/';
+  }
+  if (mkdir(path, 0755) && errno != EEXIST) {
+    int e = errno;
+    if (err && errlen)
+      snprintf(err, errlen, "state dir %s: %s", dir, strerror(e));
+    return -e;
+  }
+  struct stat st;
+  if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+    if (err && errlen)
+      snprintf(err, errlen, "state dir %s: not a directory", dir);
+    return -ENOTDIR;
+  }
+  snprintf(path, sizeof path, "%s/.write-test-%ld", dir, (long)getpid());
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int e = errno;
+    if (err && errlen)
+      snprintf(err, errlen, "state dir %s: not writable: %s", dir, strerror(e));
+    return -e;
+  }
+  close(fd);
+  unlink(path);
+  return 0;
+}

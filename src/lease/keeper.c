@@ -1,0 +1,407 @@
+/* keeper.c: a thread that keeps a worker-ID lease and feeds the generator its worker,
+ * deadline and cap. It waits with relative timeouts only (poll), so it works under
+ * libfaketime, whose absolute monotonic waits are broken. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "lease/lease_internal.h"
+
+enum { ST_STARTING, ST_WAITING_HWM, ST_HELD, ST_LOST, ST_ACQUIRING, ST_STOPPED };
+static const char *const state_names[] = {"starting", "waiting-hwm", "held",
+                                          "lost",     "acquiring",   "stopped"};
+
+struct idgen_keeper {
+  idgen_keeper_config cfg;
+  idgen_lease *lease;
+  idgen_gen *gen;
+  pthread_t thread;
+  int thread_started;
+  int wake_fd;
+  atomic_int stop;
+  atomic_int state;
+  atomic_uint_fast64_t renewals, renewal_failures, lease_lost, hwm_writes, acquisitions;
+  _Atomic int64_t worker, hwm_ms, floor_ms;
+  pthread_mutex_t mu; /* guards err and the stop sequence */
+  char err[IDGEN_LEASE_WHY_MAX];
+  int stopped;
+  /* the keeper thread's own */
+  idgen_lease_grant grant;
+  int64_t last_ok_ns; /* when the last successful keepalive (or grant) was sent */
+  int64_t next_ka_ns, next_hwm_ns;
+};
+
+static int64_t now_ns(idgen_keeper *k) { return idgen_gen_now_ns(k->gen); }
+static int64_t ms_of(int64_t ns) { return ns / 1000000; }
+
+static void set_error(idgen_keeper *k, int rc) {
+  pthread_mutex_lock(&k->mu);
+  const char *why = idgen_lease_why(k->lease);
+  snprintf(k->err, sizeof k->err, "%s", why[0] ? why : idgen_strerror(rc));
+  pthread_mutex_unlock(&k->mu);
+}
+
+/* Sleeps up to ns (relative), waking early on stop. */
+static void nap(idgen_keeper *k, int64_t ns) {
+  if (ns <= 0)
+    return;
+  int ms = ns / 1000000 > 60000 ? 60000 : (int)(ns / 1000000) + 1;
+  struct pollfd p = {.fd = k->wake_fd, .events = POLLIN};
+  poll(&p, 1, ms);
+}
+
+static int64_t ttl_ns(const idgen_keeper *k) { return k->grant.ttl_ms * 1000000; }
+
+static int64_t deadline_of(const idgen_keeper *k) {
+  if (k->grant.ttl_ms <= 0)
+    return IDGEN_NO_DEADLINE;
+  return k->last_ok_ns + ttl_ns(k) - k->cfg.margin_ms * 1000000;
+}
+
+static int do_keepalive(idgen_keeper *k) {
+  if (k->grant.ttl_ms <= 0)
+    return 0;
+  int64_t t = now_ns(k);
+  int rc = idgen_lease_keepalive(k->lease);
+  if (rc == 0) {
+    atomic_fetch_add(&k->renewals, 1);
+    k->last_ok_ns = t;
+    k->next_ka_ns = t + ttl_ns(k) / 3;
+  } else {
+    atomic_fetch_add(&k->renewal_failures, 1);
+    set_error(k, rc);
+    /* retry sooner than the period, but not in a tight loop */
+    k->next_ka_ns = now_ns(k) + ttl_ns(k) / 6;
+  }
+  return rc;
+}
+
+static int do_hwm(idgen_keeper *k, int64_t *cap_out) {
+  int64_t cap = ms_of(now_ns(k)) + k->cfg.ahead_ms;
+  if (cap < atomic_load(&k->hwm_ms)) /* never lower a HWM we wrote */
+    cap = atomic_load(&k->hwm_ms);
+  int rc = idgen_lease_write_hwm(k->lease, cap);
+  if (rc == 0) {
+    atomic_fetch_add(&k->hwm_writes, 1);
+    atomic_store(&k->hwm_ms, cap);
+    *cap_out = cap;
+  } else {
+    atomic_fetch_add(&k->renewal_failures, 1);
+    set_error(k, rc);
+  }
+  return rc;
+}
+
+static void lose(idgen_keeper *k) {
+  idgen_gen_disarm(k->gen);
+  atomic_fetch_add(&k->lease_lost, 1);
+  atomic_store(&k->state, ST_ACQUIRING);
+}
+
+/* After a won ID: refuse a HWM too far ahead of our clock. */
+static int hwm_in_reach(idgen_keeper *k) {
+  int64_t ahead = k->grant.hwm_ms - ms_of(now_ns(k));
+  if (ahead > k->cfg.hwm_wait_max_ms)
+    return idgen__why(k->lease, IDGEN_ETIMEDOUT,
+                      "worker ID %llu's HWM is %lld ms ahead of this clock (bound %lld ms, "
+                      "--hwm-wait-max): is this clock behind?",
+                      (unsigned long long)k->grant.worker, (long long)ahead,
+                      (long long)k->cfg.hwm_wait_max_ms);
+  return 0;
+}
+
+static int acquire(idgen_keeper *k) {
+  int64_t t = now_ns(k);
+  idgen_lease_grant g;
+  int rc = idgen_lease_acquire(k->lease, &g);
+  if (rc)
+    return rc;
+  k->grant = g;
+  k->last_ok_ns = t;
+  k->next_ka_ns = t + ttl_ns(k) / 3;
+  rc = hwm_in_reach(k);
+  if (rc) {
+    idgen_lease_release(k->lease, 0); /* keep the HWM as it is */
+    return rc;
+  }
+  atomic_fetch_add(&k->acquisitions, 1);
+  atomic_store(&k->worker, (int64_t)g.worker);
+  atomic_store(&k->floor_ms, g.hwm_ms);
+  atomic_store(&k->hwm_ms, g.hwm_ms);
+  atomic_store(&k->state, ST_WAITING_HWM);
+  return 0;
+}
+
+static void step(idgen_keeper *k) {
+  int64_t retry_ns = k->cfg.retry_ms * 1000000;
+  int64_t interval_ns = k->cfg.hwm_interval_ms * 1000000;
+  int64_t cap;
+  switch (atomic_load(&k->state)) {
+  case ST_ACQUIRING: {
+    int rc = acquire(k);
+    if (rc) {
+      set_error(k, rc);
+      nap(k, retry_ns);
+    }
+    return;
+  }
+  case ST_WAITING_HWM: {
+    int64_t t = now_ns(k);
+    if (k->grant.ttl_ms > 0 && t >= k->next_ka_ns) {
+      int rc = do_keepalive(k);
+      if (rc == IDGEN_ELEASE) {
+        lose(k);
+        return;
+      }
+    }
+    if (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k)) {
+      lose(k); /* cannot even keep it while waiting */
+      return;
+    }
+    int64_t wait_ns = (k->grant.hwm_ms + 1) * 1000000 - now_ns(k);
+    if (wait_ns > 0) {
+      int64_t to_ka = k->grant.ttl_ms > 0 ? k->next_ka_ns - now_ns(k) : wait_ns;
+      nap(k, wait_ns < to_ka ? wait_ns : to_ka);
+      return;
+    }
+    int rc = do_hwm(k, &cap);
+    if (rc == IDGEN_ELEASE) {
+      lose(k);
+      return;
+    }
+    if (rc) {
+      nap(k, retry_ns / 4);
+      return;
+    }
+    rc = idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k));
+    if (rc) {
+      idgen__why(k->lease, rc, "generator refused worker ID %llu: %s",
+                 (unsigned long long)k->grant.worker, idgen_strerror(rc));
+      set_error(k, rc);
+      idgen_lease_release(k->lease, 0);
+      atomic_store(&k->state, ST_ACQUIRING);
+      nap(k, retry_ns);
+      return;
+    }
+    k->next_hwm_ns = now_ns(k) + interval_ns;
+    atomic_store(&k->state, ST_HELD);
+    return;
+  }
+  case ST_HELD: {
+    int64_t t = now_ns(k);
+    if (k->grant.ttl_ms > 0 && t >= k->next_ka_ns) {
+      int rc = do_keepalive(k);
+      if (rc == IDGEN_ELEASE) {
+        lose(k);
+        return;
+      }
+      if (rc == 0)
+        idgen_gen_set_deadline(k->gen, deadline_of(k));
+    }
+    if (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k)) {
+      /* The generator stopped by itself at the deadline; find out whether the lease
+       * is gone or etcd was only unreachable. */
+      idgen_gen_disarm(k->gen);
+      atomic_fetch_add(&k->lease_lost, 1);
+      atomic_store(&k->state, ST_LOST);
+      return;
+    }
+    if (now_ns(k) >= k->next_hwm_ns) {
+      int rc = do_hwm(k, &cap);
+      if (rc == IDGEN_ELEASE) {
+        lose(k);
+        return;
+      }
+      if (rc == 0)
+        idgen_gen_set_cap(k->gen, cap);
+      k->next_hwm_ns += interval_ns;
+      if (k->next_hwm_ns < now_ns(k))
+        k->next_hwm_ns = now_ns(k) + interval_ns;
+    }
+    int64_t next = k->next_hwm_ns;
+    if (k->grant.ttl_ms > 0) {
+      if (k->next_ka_ns < next)
+        next = k->next_ka_ns;
+      if (deadline_of(k) < next)
+        next = deadline_of(k);
+    }
+    nap(k, next - now_ns(k));
+    return;
+  }
+  case ST_LOST: {
+    /* Still ours? A keepalive and a fenced HWM write prove it; then arm again. */
+    int rc = do_keepalive(k);
+    if (rc == IDGEN_ELEASE) {
+      atomic_store(&k->state, ST_ACQUIRING);
+      return;
+    }
+    if (rc == 0) {
+      rc = do_hwm(k, &cap);
+      if (rc == IDGEN_ELEASE) {
+        atomic_store(&k->state, ST_ACQUIRING);
+        return;
+      }
+      if (rc == 0 && now_ns(k) < deadline_of(k) &&
+          idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k)) ==
+              0) {
+        k->next_hwm_ns = now_ns(k) + interval_ns;
+        atomic_store(&k->state, ST_HELD);
+        return;
+      }
+    }
+    nap(k, retry_ns / 4);
+    return;
+  }
+  default:
+    nap(k, retry_ns);
+  }
+}
+
+static void *run(void *arg) {
+  idgen_keeper *k = arg;
+  while (!atomic_load(&k->stop))
+    step(k);
+  return NULL;
+}
+
+int idgen_keeper_new(idgen_keeper **out, const idgen_keeper_config *config) {
+  if (!out || !config || !config->lease || !config->gen)
+    return IDGEN_EINVAL;
+  idgen_keeper *k = calloc(1, sizeof *k);
+  if (!k)
+    return IDGEN_ENOMEM;
+  k->cfg = *config;
+  k->lease = config->lease;
+  k->gen = config->gen;
+  if (k->cfg.ahead_ms <= 0)
+    k->cfg.ahead_ms = 3000;
+  if (k->cfg.hwm_interval_ms <= 0)
+    k->cfg.hwm_interval_ms = 1000;
+  if (k->cfg.hwm_wait_max_ms <= 0)
+    k->cfg.hwm_wait_max_ms = 30000;
+  if (k->cfg.retry_ms <= 0)
+    k->cfg.retry_ms = 1000;
+  atomic_store(&k->worker, -1);
+  pthread_mutex_init(&k->mu, NULL);
+  k->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  int rc = k->wake_fd < 0 ? -errno : 0;
+  if (rc)
+    goto fail_eventfd;
+  rc = acquire(k);
+  if (rc)
+    goto fail_acquire;
+  if (k->cfg.margin_ms <= 0) {
+    int64_t third = k->grant.ttl_ms / 3;
+    k->cfg.margin_ms = third < 2000 ? third : 2000;
+  }
+  if (k->grant.ttl_ms > 0 && k->cfg.margin_ms >= k->grant.ttl_ms - k->grant.ttl_ms / 3) {
+    rc = idgen__why(k->lease, IDGEN_EINVAL, "lease margin %lld ms too long for TTL %lld ms",
+                    (long long)k->cfg.margin_ms, (long long)k->grant.ttl_ms);
+    goto fail_thread;
+  }
+  rc = -pthread_create(&k->thread, NULL, run, k);
+  if (rc)
+    goto fail_thread;
+  k->thread_started = 1;
+  *out = k;
+  return 0;
+
+fail_thread:
+  idgen_lease_release(k->lease, 0);
+fail_acquire:
+  close(k->wake_fd);
+fail_eventfd:
+  pthread_mutex_destroy(&k->mu);
+  free(k);
+  return rc;
+}
+
+int idgen_keeper_wait_ready(idgen_keeper *k, int64_t timeout_ms) {
+  for (int64_t waited = 0;; waited += 10) {
+    int st = atomic_load(&k->state);
+    if (st == ST_HELD)
+      return 0;
+    if (st == ST_STOPPED || waited >= timeout_ms)
+      return IDGEN_ETIMEDOUT;
+    struct timespec ts = {0, 10 * 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+int idgen_keeper_stop(idgen_keeper *k) {
+  pthread_mutex_lock(&k->mu);
+  if (k->stopped) {
+    pthread_mutex_unlock(&k->mu);
+    return 0;
+  }
+  k->stopped = 1;
+  pthread_mutex_unlock(&k->mu);
+  idgen_gen_disarm(k->gen);
+  atomic_store(&k->stop, 1);
+  uint64_t one = 1;
+  if (write(k->wake_fd, &one, sizeof one) < 0) {
+    /* the eventfd cannot be full here; the thread also sees the flag */
+  }
+  if (k->thread_started)
+    pthread_join(k->thread, NULL);
+  int held = atomic_load(&k->state) == ST_HELD;
+  int64_t final = 0;
+  if (held) {
+    /* Everything issued under this ID is at or below last_ms; if nothing was, the
+     * floor we read is still the HWM. */
+    final = idgen_gen_last_ms(k->gen);
+    if (final < k->grant.hwm_ms)
+      final = k->grant.hwm_ms;
+  }
+  int rc = idgen_lease_release(k->lease, final);
+  if (rc)
+    set_error(k, rc);
+  if (held && rc == 0)
+    atomic_store(&k->hwm_ms, final);
+  atomic_store(&k->worker, -1);
+  atomic_store(&k->state, ST_STOPPED);
+  return rc;
+}
+
+void idgen_keeper_free(idgen_keeper *k) {
+  if (!k)
+    return;
+  idgen_keeper_stop(k);
+  close(k->wake_fd);
+  pthread_mutex_destroy(&k->mu);
+  free(k);
+}
+
+const char *idgen_keeper_state(const idgen_keeper *k) {
+  int st = atomic_load(&((idgen_keeper *)k)->state);
+  return state_names[st];
+}
+
+void idgen_keeper_stats_get(const idgen_keeper *ck, idgen_keeper_stats *out) {
+  idgen_keeper *k = (idgen_keeper *)ck;
+  memset(out, 0, sizeof *out);
+  out->renewals = atomic_load(&k->renewals);
+  out->renewal_failures = atomic_load(&k->renewal_failures);
+  out->lease_lost = atomic_load(&k->lease_lost);
+  out->hwm_writes = atomic_load(&k->hwm_writes);
+  out->acquisitions = atomic_load(&k->acquisitions);
+  idgen_gen_stats gs;
+  idgen_gen_stats_get(k->gen, &gs);
+  out->cap_waits = gs.cap_waits;
+  out->worker = atomic_load(&k->worker);
+  out->hwm_ms = atomic_load(&k->hwm_ms);
+  out->floor_ms = atomic_load(&k->floor_ms);
+  out->state = idgen_keeper_state(k);
+}
+
+void idgen_keeper_last_error(idgen_keeper *k, char *out, size_t outlen) {
+  pthread_mutex_lock(&k->mu);
+  snprintf(out, outlen, "%s", k->err);
+  pthread_mutex_unlock(&k->mu);
+}

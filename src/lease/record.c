@@ -1,0 +1,182 @@
+/* record.c: the holder record kept with a HWM, and the locked local files that hold it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lease/lease_internal.h"
+
+int idgen__record_format(const idgen__record *rec, char *out, size_t outlen) {
+  char host[2 * IDGEN_HOLDER_HOST_MAX];
+  size_t j = 0;
+  for (size_t i = 0; rec->host[i] && j + 2 < sizeof host; i++) {
+    char ch = rec->host[i];
+    if (ch == '"' || ch == '\\' || (unsigned char)ch < 0x20)
+      continue; /* hostnames never hold these; drop rather than escape */
+    host[j++] = ch;
+  }
+  host[j] = '\0';
+  int n = snprintf(out, outlen,
+                   "{\"hwm_ms\":\"%" PRId64 "\",\"host\":\"%s\",\"pid\":\"%" PRId64
+                   "\",\"start_ms\":\"%" PRId64 "\",\"wall_ms\":\"%" PRId64 "\"}",
+                   rec->hwm_ms, host, rec->pid, rec->start_ms, rec->wall_ms);
+  if (n < 0 || (size_t)n >= outlen)
+    return IDGEN_EBUFSIZE;
+  return n;
+}
+
+/* An int64 that etcd-style JSON may carry as a string or a number. */
+static int get_i64(json_t *obj, const char *key, int64_t *out) {
+  json_t *v = json_object_get(obj, key);
+  if (!v) {
+    *out = 0;
+    return 0;
+  }
+  if (json_is_integer(v)) {
+    *out = (int64_t)json_integer_value(v);
+    return 0;
+  }
+  if (json_is_string(v)) {
+    const char *s = json_string_value(v);
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+      return IDGEN_EFORMAT;
+    *out = x;
+    return 0;
+  }
+  return IDGEN_EFORMAT;
+}
+
+int idgen__record_parse(const char *text, size_t len, idgen__record *out) {
+  while (len && (text[len - 1] == ' ' || text[len - 1] == '\n' || text[len - 1] == '\0'))
+    len--;
+  if (len == 0)
+    return IDGEN_EEMPTY;
+  json_error_t jerr;
+  json_t *root = json_loadb(text, len, 0, &jerr);
+  if (!root)
+    return IDGEN_EFORMAT;
+  idgen__record r;
+  memset(&r, 0, sizeof r);
+  int rc = IDGEN_EFORMAT;
+  if (!json_is_object(root))
+    goto done;
+  if (get_i64(root, "hwm_ms", &r.hwm_ms) || get_i64(root, "pid", &r.pid) ||
+      get_i64(root, "start_ms", &r.start_ms) || get_i64(root, "wall_ms", &r.wall_ms))
+    goto done;
+  json_t *h = json_object_get(root, "host");
+  if (h && !json_is_string(h))
+    goto done;
+  if (h)
+    snprintf(r.host, sizeof r.host, "%s", json_string_value(h));
+  if (r.hwm_ms < 0)
+    goto done;
+  *out = r;
+  rc = 0;
+done:
+  json_decref(root);
+  return rc;
+}
+
+void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms) {
+  memset(rec, 0, sizeof *rec);
+  if (host_override && *host_override)
+    snprintf(rec->host, sizeof rec->host, "%s", host_override);
+  else if (gethostname(rec->host, sizeof rec->host))
+    snprintf(rec->host, sizeof rec->host, "unknown");
+  rec->host[sizeof rec->host - 1] = '\0';
+  rec->pid = (int64_t)getpid();
+  rec->start_ms = start_ms;
+}
+
+int idgen__hwm_file_lock(idgen__hwm_file *f, const char *path) {
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return -errno;
+  /* An open-file-description lock: two opens conflict even within one process, and
+   * the kernel drops it when the process dies. */
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(fd, F_OFD_SETLK, &fl)) {
+    int e = errno;
+    close(fd);
+    return e == EACCES || e == EAGAIN ? -EWOULDBLOCK : -e;
+  }
+  f->fd = fd;
+  snprintf(f->path, sizeof f->path, "%s", path);
+  return 0;
+}
+
+static int read_all(int fd, idgen__record *out) {
+  char buf[1024];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n < 0)
+    return -errno;
+  int rc = idgen__record_parse(buf, (size_t)n, out);
+  if (rc == IDGEN_EEMPTY) {
+    memset(out, 0, sizeof *out);
+    return 0;
+  }
+  return rc;
+}
+
+int idgen__hwm_file_read(idgen__hwm_file *f, idgen__record *out) {
+  return read_all(f->fd, out);
+}
+
+int idgen__hwm_file_write(idgen__hwm_file *f, const idgen__record *rec) {
+  /* One small pwrite padded to a fixed size: it never straddles a page, so a crash
+   * leaves the old or the new record. */
+  char buf[512];
+  int n = idgen__record_format(rec, buf, sizeof buf);
+  if (n < 0)
+    return n;
+  memset(buf + n, ' ', sizeof buf - 1 - (size_t)n);
+  buf[sizeof buf - 1] = '\n';
+  ssize_t w = pwrite(f->fd, buf, sizeof buf, 0);
+  if (w < 0)
+    return -errno;
+  if ((size_t)w != sizeof buf)
+    return -EIO;
+  if (fdatasync(f->fd))
+    return -errno;
+  return 0;
+}
+
+void idgen__hwm_file_close(idgen__hwm_file *f) {
+  if (f->fd >= 0)
+    close(f->fd);
+  f->fd = -1;
+}
+
+int idgen__hwm_file_locked(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? 0 : -errno;
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  int rc = fcntl(fd, F_OFD_GETLK, &fl) ? -errno : fl.l_type != F_UNLCK;
+  close(fd);
+  return rc;
+}
+
+int idgen__hwm_file_peek(const char *path, idgen__record *out) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  int rc = read_all(fd, out);
+  close(fd);
+  return rc;
+}

@@ -1,0 +1,201 @@
+/* random.c: the buffered, fork-safe kernel CSPRNG source, and the fake source for tests. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "idgen/random.h"
+#include "uuid/uuid_internal.h"
+
+/* ---- fork detection -------------------------------------------------------------- */
+
+/* The one piece of process-wide state: bumped in the child of every fork. */
+static _Atomic uint64_t fork_generation;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void on_fork_child(void) {
+  atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
+}
+
+static void fork_register(void) {
+  (void)pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+void idgen__fork_watch(void) {
+  (void)pthread_once(&fork_once, fork_register);
+}
+
+uint64_t idgen__fork_generation(void) {
+  return atomic_load_explicit(&fork_generation, memory_order_relaxed);
+}
+
+/* ---- the system source ------------------------------------------------------------ */
+
+/* One page, mapped on its own so that MADV_WIPEONFORK zeroes exactly it in a child:
+ * a zeroed pool is unlocked (glibc's PTHREAD_MUTEX_INITIALIZER is all zeros) and
+ * unseeded, so the child refills before handing out a byte. */
+typedef struct pool {
+  pthread_mutex_t lock;
+  uint64_t seeded;   /* 0 in a fresh or wiped pool */
+  uint64_t fork_gen; /* fork generation at the last refill */
+  size_t pos;        /* next unused byte of data; == sizeof data when empty */
+  uint8_t data[];
+} pool;
+
+typedef struct system_source {
+  idgen_random base;
+  pool *pool;
+  size_t map_bytes;
+  size_t data_bytes;
+} system_source;
+
+/* getrandom until len bytes arrive; retries EINTR and short reads. */
+static int kernel_random(void *buf, size_t len) {
+  uint8_t *p = buf;
+  while (len > 0) {
+    ssize_t got = getrandom(p, len, 0);
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      return -errno;
+    }
+    p += got;
+    len -= (size_t)got;
+  }
+  return 0;
+}
+
+static int system_fill(idgen_random *random, void *buf, size_t len) {
+  system_source *src = (system_source *)random;
+  pool *pl = src->pool;
+  uint8_t *out = buf;
+  int rc = 0;
+  pthread_mutex_lock(&pl->lock);
+  uint64_t gen = idgen__fork_generation();
+  if (!pl->seeded || pl->fork_gen != gen) {
+    /* New, or the first use in a forked child: forget every buffered byte. */
+    explicit_bzero(pl->data, src->data_bytes);
+    pl->pos = src->data_bytes;
+    pl->seeded = 1;
+    pl->fork_gen = gen;
+  }
+  while (len > 0) {
+    if (pl->pos == src->data_bytes) {
+      if (len >= src->data_bytes) { /* a big request skips the buffer */
+        rc = kernel_random(out, len);
+        break;
+      }
+      rc = kernel_random(pl->data, src->data_bytes);
+      if (rc < 0)
+        break;
+      pl->pos = 0;
+    }
+    size_t n = src->data_bytes - pl->pos;
+    if (n > len)
+      n = len;
+    memcpy(out, pl->data + pl->pos, n);
+    explicit_bzero(pl->data + pl->pos, n);
+    pl->pos += n;
+    out += n;
+    len -= n;
+  }
+  pthread_mutex_unlock(&pl->lock);
+  return rc;
+}
+
+static const idgen_random_class system_class = {system_fill};
+
+int idgen_random_system_new(idgen_random **out) {
+  if (!out)
+    return IDGEN_EINVAL;
+  idgen__fork_watch();
+  /* Fail now, not at the first value, if the kernel has no getrandom. */
+  uint8_t probe[1];
+  int rc = kernel_random(probe, sizeof probe);
+  if (rc < 0)
+    return rc;
+  explicit_bzero(probe, sizeof probe);
+
+  system_source *src = calloc(1, sizeof *src);
+  if (!src)
+    return IDGEN_ENOMEM;
+  long page = sysconf(_SC_PAGESIZE);
+  src->map_bytes = page > 0 ? (size_t)page : 4096;
+  if (src->map_bytes < 4096)
+    src->map_bytes = 4096;
+  void *map = mmap(NULL, src->map_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) {
+    free(src);
+    return IDGEN_ENOMEM;
+  }
+#ifdef MADV_WIPEONFORK
+  (void)madvise(map, src->map_bytes, MADV_WIPEONFORK); /* the fork generation backs it up */
+#endif
+#ifdef MADV_DONTDUMP
+  (void)madvise(map, src->map_bytes, MADV_DONTDUMP); /* keep future values out of cores */
+#endif
+  src->pool = map;
+  src->data_bytes = src->map_bytes - sizeof(pool);
+  pthread_mutex_init(&src->pool->lock, NULL);
+  src->pool->pos = src->data_bytes;
+  src->base.vtable = &system_class;
+  *out = &src->base;
+  return 0;
+}
+
+void idgen_random_system_free(idgen_random *random) {
+  if (!random)
+    return;
+  system_source *src = (system_source *)random;
+  pthread_mutex_destroy(&src->pool->lock);
+  explicit_bzero(src->pool, src->map_bytes);
+  munmap(src->pool, src->map_bytes);
+  explicit_bzero(src, sizeof *src);
+  free(src);
+}
+
+/* ---- the fake source ------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15u;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
+  return x ^ (x >> 31);
+}
+
+static int fake_fill(idgen_random *random, void *buf, size_t len) {
+  idgen_random_fake *fake = (idgen_random_fake *)random;
+  int fail = atomic_load(&fake->fail);
+  if (fail)
+    return fail;
+  uint64_t start = atomic_fetch_add(&fake->pos, (uint64_t)len);
+  uint8_t *out = buf;
+  for (size_t i = 0; i < len; i++) {
+    uint64_t at = start + i;
+    if (fake->bytes && fake->len)
+      out[i] = fake->bytes[at % fake->len];
+    else
+      out[i] = (uint8_t)(splitmix64(fake->seed ^ (at / 8)) >> (8 * (at % 8)));
+  }
+  return 0;
+}
+
+static const idgen_random_class fake_class = {fake_fill};
+
+void idgen_random_fake_init(idgen_random_fake *random, const void *bytes, size_t len) {
+  random->base.vtable = &fake_class;
+  random->bytes = bytes;
+  random->len = bytes ? len : 0;
+  random->seed = 0;
+  atomic_init(&random->pos, 0);
+  atomic_init(&random->fail, 0);
+}
+
+void idgen_random_fake_rewind(idgen_random_fake *random) {
+  atomic_store(&random->pos, 0);
+}

@@ -1,0 +1,34 @@
+/* uuid_internal.h: what the random sources and the 128-bit generators share inside
+ * libidgen (fork detection, byte helpers, test hooks). */
+#ifndef IDGEN_UUID_INTERNAL_H
+#define IDGEN_UUID_INTERNAL_H
+
+#include <stdint.h>
+
+#include "idgen/uuid.h"
+
+/* Registers (once per process) the pthread_atfork child handler that bumps the fork
+ * generation. Called by every constructor that keeps state a fork must not share. */
+void idgen__fork_watch(void);
+/* The number of fork()s this process's ancestry went through since the watch began:
+ * a value that changes in the child of every fork. */
+uint64_t idgen__fork_generation(void);
+
+static inline uint64_t idgen__load_be64(const uint8_t *p) {
+  return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+         (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+         (uint64_t)p[6] << 8 | (uint64_t)p[7];
+}
+
+static inline void idgen__store_be64(uint8_t *p, uint64_t v) {
+  for (int i = 7; i >= 0; i--) {
+    p[i] = (uint8_t)v;
+    v >>= 8;
+  }
+}
+
+/* Test hooks: read or force a v7 generator's state (tick = ms << 12 | fraction). */
+void idgen__uuid7_state(idgen_uuid7_gen *gen, uint64_t *tick, uint64_t *rand_b);
+void idgen__uuid7_set_state(idgen_uuid7_gen *gen, uint64_t tick, uint64_t rand_b);
+
+#endif

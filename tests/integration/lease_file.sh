@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# File provider on one host: distinct IDs for concurrent processes, kill -9 frees an ID,
+# the HWM survives a restart with the clock set back (libfaketime), bad config fails
+# at start with one clear line. Usage: lease_file.sh /path/to/idgen
+set -euo pipefail
+IDGEN=${1:?usage: lease_file.sh /path/to/idgen}
+BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
+HOLDER=$BUILD/lease_holder
+[[ -x $HOLDER ]] || { echo "lease_holder not built at $HOLDER" >&2; exit 1; }
+T=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+ok() { echo "ok - $*"; }
+worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | head -1; }
+floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | head -1; }
+wait_held() { # errfile
+  for _ in $(seq 100); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
+  fail "no 'held' in $1: $(cat "$1")"
+}
+
+# 1. N processes, distinct worker IDs, no duplicate IDs.
+S=$T/s1
+for i in 1 2 3 4; do
+  "$HOLDER" --lease file --state-dir "$S" --duration-ms 1500 >"$T/o$i" 2>"$T/e$i" &
+  pids+=($!)
+done
+wait "${pids[@]}"
+pids=()
+ws=$(for i in 1 2 3 4; do worker_of "$T/e$i"; done | sort -n | tr '\n' ' ')
+[[ "$ws" == "0 1 2 3 " ]] || fail "workers were '$ws', want '0 1 2 3 '"
+total=$(cat "$T"/o[1-4] | wc -l)
+uniq=$(cat "$T"/o[1-4] | awk '{print $3}' | sort -u | wc -l)
+[[ $total -gt 100 && $total -eq $uniq ]] || fail "$total IDs, $uniq distinct"
+ok "4 processes got workers $ws and $total distinct IDs"
+
+# 2. kill -9 frees the ID; the next holder reads the dead one's HWM.
+S=$T/s2
+"$HOLDER" --lease file --state-dir "$S" >"$T/a.out" 2>"$T/a.err" & a=$!; pids+=($a)
+wait_held "$T/a.err"
+"$HOLDER" --lease file --state-dir "$S" >"$T/b.out" 2>"$T/b.err" & b=$!; pids+=($b)
+wait_held "$T/b.err"
+[[ $(worker_of "$T/a.err") == 0 && $(worker_of "$T/b.err") == 1 ]] || fail "workers a/b"
+sleep 0.3
+kill -KILL "$a"; wait "$a" 2>/dev/null || true
+hwm=$(sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p' "$S/worker-0")
+"$HOLDER" --lease file --state-dir "$S" --duration-ms 300 >"$T/c.out" 2>"$T/c.err"
+[[ $(worker_of "$T/c.err") == 0 ]] || fail "after kill -9, c got worker $(worker_of "$T/c.err")"
+[[ $(floor_of "$T/c.err") == "$hwm" ]] || fail "c's floor $(floor_of "$T/c.err") != HWM $hwm"
+amax=$(awk '{print $1}' "$T/a.out" | sort -n | tail -1)
+cmin=$(awk '{print $1}' "$T/c.out" | sort -n | head -1)
+[[ -n $cmin && $cmin -gt $hwm && $hwm -ge $amax ]] ||
+  fail "order: a max $amax, HWM $hwm, c min $cmin"
+kill -TERM "$b"; wait "$b" || fail "b did not stop cleanly"
+pids=()
+ok "kill -9 freed worker 0; the next holder started past HWM $hwm (a's last ms $amax)"
+
+# 3. HWM survives a restart with the clock set back 3 s (libfaketime).
+FT=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+if [[ -f $FT ]]; then
+  S=$T/s3
+  "$HOLDER" --lease file --state-dir "$S" --hwm-ahead 1000 --hwm-interval 500 \
+    >"$T/f1.out" 2>"$T/f1.err" & a=$!; pids+=($a)
+  wait_held "$T/f1.err"
+  sleep 0.7
+  kill -KILL "$a"; wait "$a" 2>/dev/null || true
+  pids=()
+  hwm=$(sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p' "$S/worker-0")
+  echo "-3" >"$T/faketime"
+  LD_PRELOAD=$FT FAKETIME_TIMESTAMP_FILE=$T/faketime FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    FAKETIME_CACHE_DURATION=1 \
+    "$HOLDER" --lease file --state-dir "$S" --hwm-ahead 1000 --hwm-interval 500 \
+    --duration-ms 500 >"$T/f2.out" 2>"$T/f2.err"
+  grep -q '^# state waiting-hwm' "$T/f2.err" || fail "restart did not wait for the HWM"
+  amax=$(awk '{print $1}' "$T/f1.out" | sort -n | tail -1)
+  bmin=$(awk '{print $1}' "$T/f2.out" | sort -n | head -1)
+  [[ -n $bmin && $bmin -gt $hwm && $bmin -gt $amax ]] ||
+    fail "after the clock stepped back: first ms $bmin, HWM $hwm, before $amax"
+  dups=$(cat "$T/f1.out" "$T/f2.out" | awk '{print $3}' | sort | uniq -d | wc -l)
+  [[ $dups -eq 0 ]] || fail "$dups duplicate IDs across the restart"
+  ok "restart 3 s in the past waited past HWM $hwm: first ms $bmin > last $amax"
+else
+  echo "skip - libfaketime not installed"
+fi
+
+# 4. Bad configuration: one clear line on stderr, nothing on stdout, at start.
+check_bad() { # want-status pattern cmd...
+  local want=$1 pat=$2; shift 2
+  local st=0
+  "$@" >"$T/bad.out" 2>"$T/bad.err" || st=$?
+  [[ $st -eq $want ]] || fail "$* exited $st, want $want"
+  [[ ! -s $T/bad.out ]] || fail "$* printed on stdout"
+  [[ $(wc -l <"$T/bad.err") -eq 1 ]] || fail "$* printed $(wc -l <"$T/bad.err") lines"
+  grep -q -- "$pat" "$T/bad.err" || fail "$*: '$(cat "$T/bad.err")' lacks '$pat'"
+  ok "rejected: $(cat "$T/bad.err")"
+}
+touch "$T/plainfile"
+check_bad 1 "state dir" "$IDGEN" lease --lease file --state-dir "$T/plainfile/sub"
+check_bad 1 "state dir" "$HOLDER" --lease file --state-dir "$T/plainfile/sub"
+check_bad 2 "minimum of 2 s" "$IDGEN" lease --lease etcd --etcd http://127.0.0.1:1 --lease-ttl 1
+check_bad 2 "minimum of 2 s" "$HOLDER" --lease etcd --etcd http://127.0.0.1:1 --lease-ttl 1
+check_bad 2 "out of range" "$IDGEN" lease --lease k8s --pod-index 3 --worker-id-offset 1023 \
+  --state-dir "$T/k"
+check_bad 1 "out of range" "$HOLDER" --lease k8s --pod-index 3 --worker-id-offset 1023 \
+  --state-dir "$T/k"
+check_bad 2 "out of range" "$IDGEN" lease --lease static --worker-id 1024
+check_bad 1 "127.0.0.1:1" "$IDGEN" lease --lease etcd --etcd http://127.0.0.1:1
+check_bad 1 "127.0.0.1:1" "$HOLDER" --lease etcd --etcd http://127.0.0.1:1
+check_bad 2 "unknown provider" "$IDGEN" lease --lease zookeeper
+IDGEN_LEASE=static check_bad 2 "needs --worker-id" "$IDGEN" lease
+echo "lease_file: all passed"

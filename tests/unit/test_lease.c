@@ -1,0 +1,333 @@
+/* test_lease.c: the one-host providers (file, static, k8s), lease configuration and its
+ * one-line errors, and the keeper arming a generator on a fake clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "idgen.h"
+#include "idgen/lease.h"
+#include "lease/lease_internal.h"
+
+#define MS INT64_C(1000000)
+#define T0_MS INT64_C(1780272000000) /* 2026-06-01 */
+
+static char dir[256];
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(dir, sizeof dir, "/tmp/idgen-test-lease-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static idgen_lease *open_kind(idgen_lease_kind kind, uint64_t max_worker) {
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  c.kind = kind;
+  snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
+  c.worker_id = 7;
+  c.pod_index = 2;
+  c.worker_id_offset = 10;
+  idgen_lease *l = NULL;
+  char err[256];
+  int rc = idgen_lease_open(&l, &c, max_worker, err, sizeof err);
+  if (rc)
+    print_error("open: %s\n", err);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
+static void test_file_smallest_free(void **state) {
+  (void)state;
+  idgen_lease *a = open_kind(IDGEN_LEASE_FILE, 2), *b = open_kind(IDGEN_LEASE_FILE, 2),
+              *c = open_kind(IDGEN_LEASE_FILE, 2), *d = open_kind(IDGEN_LEASE_FILE, 2);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 0);
+  assert_int_equal(g.fenced, 1);
+  assert_int_equal(g.ttl_ms, 0);
+  assert_int_equal(idgen_lease_acquire(b, &g), 0);
+  assert_int_equal(g.worker, 1);
+  assert_int_equal(idgen_lease_acquire(c, &g), 0);
+  assert_int_equal(g.worker, 2);
+  assert_int_equal(idgen_lease_acquire(d, &g), IDGEN_ENOWORKER);
+  assert_non_null(strstr(idgen_lease_why(d), "all 3 worker IDs are taken"));
+  /* freeing b (as a dying process would) frees worker 1 and only it */
+  assert_int_equal(idgen_lease_write_hwm(b, T0_MS + 3000), 0);
+  idgen_lease_free(b);
+  assert_int_equal(idgen_lease_acquire(d, &g), 0);
+  assert_int_equal(g.worker, 1);
+  assert_true(g.hwm_ms == T0_MS + 3000); /* the dead holder's cap */
+  size_t n = 0;
+  idgen_lease_holder hs[8];
+  assert_int_equal(idgen_lease_holders(a, hs, 8, &n), 0);
+  assert_int_equal(n, 3);
+  assert_int_equal(hs[1].worker, 1);
+  assert_true(hs[1].hwm_ms == T0_MS + 3000);
+  assert_int_equal(hs[1].live, 1);
+  idgen_lease_free(a);
+  idgen_lease_free(c);
+  idgen_lease_free(d);
+}
+
+static void test_file_release_final_hwm(void **state) {
+  (void)state;
+  idgen_lease *a = open_kind(IDGEN_LEASE_FILE, 1023);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(idgen_lease_write_hwm(a, T0_MS + 3000), 0);
+  assert_int_equal(idgen_lease_release(a, T0_MS + 10), 0);
+  assert_int_equal(idgen_lease_keepalive(a), IDGEN_ELEASE);
+  assert_int_equal(idgen_lease_release(a, T0_MS + 20), 0); /* idempotent, no write */
+  idgen_lease *b = open_kind(IDGEN_LEASE_FILE, 1023);
+  assert_int_equal(idgen_lease_acquire(b, &g), 0);
+  assert_int_equal(g.worker, 0);
+  assert_true(g.hwm_ms == T0_MS + 10);
+  idgen_lease_free(a);
+  idgen_lease_free(b);
+}
+
+static void test_file_corrupt_record(void **state) {
+  (void)state;
+  char path[300];
+  snprintf(path, sizeof path, "%s/worker-0", dir);
+  FILE *f = fopen(path, "w");
+  fputs("garbage", f);
+  fclose(f);
+  idgen_lease *a = open_kind(IDGEN_LEASE_FILE, 3);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), IDGEN_EFORMAT);
+  assert_non_null(strstr(idgen_lease_why(a), "worker-0"));
+  idgen_lease_free(a);
+}
+
+static void test_static_and_k8s(void **state) {
+  (void)state;
+  idgen_lease *s = open_kind(IDGEN_LEASE_STATIC, 1023);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(s, &g), 0);
+  assert_int_equal(g.worker, 7);
+  assert_int_equal(g.fenced, 0); /* no fence between hosts */
+  assert_int_equal(idgen_lease_write_hwm(s, T0_MS), 0);
+  /* a second process on this host with the same static ID is refused */
+  idgen_lease *s2 = open_kind(IDGEN_LEASE_STATIC, 1023);
+  assert_int_equal(idgen_lease_acquire(s2, &g), IDGEN_ECONFLICT);
+  idgen_lease_free(s);
+  assert_int_equal(idgen_lease_acquire(s2, &g), 0);
+  assert_true(g.hwm_ms == T0_MS);
+  idgen_lease_free(s2);
+  idgen_lease *k = open_kind(IDGEN_LEASE_K8S, 1023);
+  assert_int_equal(idgen_lease_acquire(k, &g), 0);
+  assert_int_equal(g.worker, 12); /* pod 2 + offset 10 */
+  char line[256];
+  idgen_lease_describe(k, line, sizeof line);
+  assert_non_null(strstr(line, "k8s: worker ID 12"));
+  idgen_lease_free(k);
+}
+
+static void test_k8s_ordinal(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  int64_t ord = -1;
+  char err[200];
+  snprintf(c.hostname, sizeof c.hostname, "idgen-17");
+  assert_int_equal(idgen__k8s_ordinal(&c, &ord, err, sizeof err), 0);
+  assert_int_equal(ord, 17);
+  c.pod_index = 4;
+  assert_int_equal(idgen__k8s_ordinal(&c, &ord, err, sizeof err), 0);
+  assert_int_equal(ord, 4);
+  c.pod_index = -1;
+  snprintf(c.hostname, sizeof c.hostname, "web");
+  assert_int_equal(idgen__k8s_ordinal(&c, &ord, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "no -N suffix"));
+  snprintf(c.hostname, sizeof c.hostname, "web-x1");
+  assert_int_equal(idgen__k8s_ordinal(&c, &ord, err, sizeof err), IDGEN_EINVAL);
+}
+
+static void test_config(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  char err[256];
+  assert_int_equal(idgen_lease_config_set(&c, "lease", "etcd", err, sizeof err), 0);
+  assert_int_equal(c.kind, IDGEN_LEASE_ETCD);
+  assert_int_equal(idgen_lease_config_set(&c, "lease", "zk", err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "unknown provider 'zk'"));
+  assert_int_equal(idgen_lease_config_set(&c, "lease-ttl", "1", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "minimum of 2 s"));
+  assert_int_equal(idgen_lease_config_set(&c, "lease-ttl", "3", err, sizeof err), 0);
+  assert_int_equal(c.ttl_ms, 3000);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd", "http://a:1/, http://b:2", err,
+                                          sizeof err),
+                   0);
+  assert_int_equal(c.nendpoints, 2);
+  assert_string_equal(c.endpoints[0], "http://a:1");
+  assert_string_equal(c.endpoints[1], "http://b:2");
+  assert_int_equal(idgen_lease_config_set(&c, "etcd", "a:1", err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "namespace", "a/b", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "worker-id", "-1", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "nope", "1", err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "require-ntp-sync", NULL, err, sizeof err), 0);
+  assert_int_equal(c.require_ntp_sync, 1);
+  /* margin too long for the TTL: 3 s TTL, keepalive every 1 s, margin 2 s */
+  assert_int_equal(idgen_lease_config_set(&c, "lease-margin", "2000", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--lease-margin"));
+  c.margin_ms = 1000;
+  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), 0);
+  c.kind = IDGEN_LEASE_STATIC;
+  c.worker_id = -1;
+  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), IDGEN_EINVAL);
+  c.worker_id = 1024;
+  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "out of range"));
+  /* env: the variable is named in the error */
+  setenv("IDGEN_LEASE_TTL", "1", 1);
+  idgen_lease_config_init(&c);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "IDGEN_LEASE_TTL"));
+  unsetenv("IDGEN_LEASE_TTL");
+  setenv("IDGEN_WORKER_ID", "5", 1);
+  setenv("IDGEN_LEASE", "static", 1);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
+  assert_int_equal(c.kind, IDGEN_LEASE_STATIC);
+  assert_int_equal(c.worker_id, 5);
+  unsetenv("IDGEN_WORKER_ID");
+  unsetenv("IDGEN_LEASE");
+}
+
+static void test_unwritable_state_dir(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  char path[300];
+  snprintf(path, sizeof path, "%s/plain", dir);
+  FILE *f = fopen(path, "w");
+  fclose(f);
+  snprintf(c.state_dir, sizeof c.state_dir, "%s/plain/sub", dir);
+  idgen_lease *l = NULL;
+  char err[256] = "";
+  assert_true(idgen_lease_open(&l, &c, 1023, err, sizeof err) < 0);
+  assert_null(l);
+  assert_non_null(strstr(err, "state dir"));
+  assert_null(strchr(err, '\n'));
+}
+
+static void test_keeper_arms_and_releases(void **state) {
+  (void)state;
+  idgen_clock_fake clock;
+  idgen_clock_fake_init(&clock, T0_MS * MS);
+  idgen_gen_config gc;
+  idgen_gen_config_init(&gc, &clock.base);
+  gc.armed = 0;
+  idgen_gen *gen = NULL;
+  assert_int_equal(idgen_gen_new(&gen, &gc), 0);
+  uint64_t id;
+  assert_int_equal(idgen_gen_next(gen, &id), IDGEN_ENOTARMED);
+
+  /* a previous holder left a HWM 5 ms ahead of our clock */
+  idgen_lease *prev = open_kind(IDGEN_LEASE_FILE, 1023);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(prev, &g), 0);
+  assert_int_equal(idgen_lease_release(prev, T0_MS + 5), 0);
+  idgen_lease_free(prev);
+
+  idgen_lease *l = open_kind(IDGEN_LEASE_FILE, 1023);
+  idgen_keeper_config kc;
+  memset(&kc, 0, sizeof kc);
+  kc.lease = l;
+  kc.gen = gen;
+  idgen_keeper *k = NULL;
+  assert_int_equal(idgen_keeper_new(&k, &kc), 0);
+  assert_int_equal(idgen_keeper_wait_ready(k, 50), IDGEN_ETIMEDOUT); /* clock not past */
+  assert_string_equal(idgen_keeper_state(k), "waiting-hwm");
+  idgen_clock_fake_advance(&clock, 10 * MS);
+  assert_int_equal(idgen_keeper_wait_ready(k, 10000), 0);
+  assert_string_equal(idgen_keeper_state(k), "held");
+  assert_int_equal(idgen_gen_next(gen, &id), 0);
+  idgen_parts p;
+  assert_int_equal(idgen_decompose(idgen_gen_layout(gen), id, &p), 0);
+  assert_true(p.time_ms > T0_MS + 5);
+  assert_int_equal(p.worker, 0);
+  idgen_keeper_stats st;
+  idgen_keeper_stats_get(k, &st);
+  assert_int_equal(st.worker, 0);
+  assert_true(st.floor_ms == T0_MS + 5);
+  assert_true(st.hwm_writes >= 1);
+  assert_true(st.hwm_ms == T0_MS + 10 + 3000);
+  assert_int_equal(idgen_keeper_stop(k), 0);
+  assert_int_equal(idgen_gen_next(gen, &id), IDGEN_ENOTARMED);
+  assert_string_equal(idgen_keeper_state(k), "stopped");
+  idgen_keeper_free(k);
+  idgen_lease_free(l);
+
+  /* the final HWM is the last ms issued, not the cap */
+  idgen_lease *next = open_kind(IDGEN_LEASE_FILE, 1023);
+  assert_int_equal(idgen_lease_acquire(next, &g), 0);
+  assert_int_equal(g.worker, 0);
+  assert_true(g.hwm_ms == p.time_ms);
+  idgen_lease_free(next);
+  idgen_gen_free(gen);
+}
+
+static void test_keeper_refuses_far_hwm(void **state) {
+  (void)state;
+  idgen_clock_fake clock;
+  idgen_clock_fake_init(&clock, T0_MS * MS);
+  idgen_gen_config gc;
+  idgen_gen_config_init(&gc, &clock.base);
+  gc.armed = 0;
+  idgen_gen *gen = NULL;
+  assert_int_equal(idgen_gen_new(&gen, &gc), 0);
+  idgen_lease *prev = open_kind(IDGEN_LEASE_FILE, 1023);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(prev, &g), 0);
+  assert_int_equal(idgen_lease_release(prev, T0_MS + 60000), 0);
+  idgen_lease_free(prev);
+  idgen_lease *l = open_kind(IDGEN_LEASE_FILE, 1023);
+  idgen_keeper_config kc;
+  memset(&kc, 0, sizeof kc);
+  kc.lease = l;
+  kc.gen = gen;
+  idgen_keeper *k = NULL;
+  assert_int_equal(idgen_keeper_new(&k, &kc), IDGEN_ETIMEDOUT);
+  assert_null(k);
+  assert_non_null(strstr(idgen_lease_why(l), "ahead of this clock"));
+  /* the HWM was left as it was */
+  assert_int_equal(idgen_lease_acquire(l, &g), 0);
+  assert_true(g.hwm_ms == T0_MS + 60000);
+  idgen_lease_free(l);
+  idgen_gen_free(gen);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_file_smallest_free, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_file_release_final_hwm, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_file_corrupt_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_static_and_k8s, setup, teardown),
+      cmocka_unit_test(test_k8s_ordinal),
+      cmocka_unit_test(test_config),
+      cmocka_unit_test_setup_teardown(test_unwritable_state_dir, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keeper_arms_and_releases, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_keeper_refuses_far_hwm, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,221 @@
+/* test_lease_etcd_json.c: the etcd gateway encoding: base64 (RFC 4648 vectors and
+ * rejects), prefix range ends, int64 as strings, omitted false/zero fields, bodies. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "idgen.h"
+#include "lease/etcd_json.h"
+#include "lease/lease_internal.h"
+
+static void test_b64_rfc4648(void **state) {
+  (void)state;
+  static const char *const vec[][2] = {{"", ""},         {"f", "Zg=="},
+                                       {"fo", "Zm8="},   {"foo", "Zm9v"},
+                                       {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+                                       {"foobar", "Zm9vYmFy"}};
+  for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
+    char enc[32], dec[32];
+    int n = idgen__b64_encode(vec[i][0], strlen(vec[i][0]), enc, sizeof enc);
+    assert_int_equal(n, (int)strlen(vec[i][1]));
+    assert_string_equal(enc, vec[i][1]);
+    n = idgen__b64_decode(vec[i][1], strlen(vec[i][1]), dec, sizeof dec);
+    assert_int_equal(n, (int)strlen(vec[i][0]));
+    assert_memory_equal(dec, vec[i][0], (size_t)n);
+  }
+}
+
+static void test_b64_rejects(void **state) {
+  (void)state;
+  char out[16];
+  assert_int_equal(idgen__b64_decode("Zg=", 3, out, sizeof out), IDGEN_EFORMAT);
+  assert_int_equal(idgen__b64_decode("Z===", 4, out, sizeof out), IDGEN_EFORMAT);
+  assert_int_equal(idgen__b64_decode("Zg==Zg==", 8, out, sizeof out), IDGEN_EFORMAT);
+  assert_int_equal(idgen__b64_decode("Zm9v!A==", 8, out, sizeof out), IDGEN_EFORMAT);
+  assert_int_equal(idgen__b64_decode("Zm=v", 4, out, sizeof out), IDGEN_EFORMAT);
+  assert_int_equal(idgen__b64_decode("Zm9vYmFy", 8, out, 5), IDGEN_EBUFSIZE);
+  assert_int_equal(idgen__b64_encode("foo", 3, out, 4), IDGEN_EBUFSIZE);
+}
+
+static void test_prefix_end(void **state) {
+  (void)state;
+  char out[32];
+  int n = idgen__etcd_prefix_end("/idgen/a/workers/", 17, out, sizeof out);
+  assert_int_equal(n, 17);
+  assert_memory_equal(out, "/idgen/a/workers0", 17); /* '/' + 1 = '0' */
+  assert_int_equal(idgen__etcd_prefix_end("a\xff\xff", 3, out, sizeof out), 1);
+  assert_int_equal(out[0], 'b');
+  assert_int_equal(idgen__etcd_prefix_end("\xff", 1, out, sizeof out), IDGEN_EINVAL);
+}
+
+static void test_int64_strings(void **state) {
+  (void)state;
+  json_t *o = json_loads("{\"a\":\"9223372036854775807\",\"b\":12,\"c\":\"x\",\"d\":true}", 0,
+                         NULL);
+  int64_t v = -1;
+  assert_int_equal(idgen__json_i64(o, "a", &v), 0);
+  assert_true(v == INT64_MAX);
+  assert_int_equal(idgen__json_i64(o, "b", &v), 0);
+  assert_int_equal(v, 12);
+  assert_int_equal(idgen__json_i64(o, "missing", &v), 0); /* omitted zero */
+  assert_int_equal(v, 0);
+  assert_int_equal(idgen__json_i64(o, "c", &v), IDGEN_EPROTO);
+  assert_int_equal(idgen__json_i64(o, "d", &v), IDGEN_EPROTO);
+  json_decref(o);
+}
+
+static void test_grant_and_keepalive(void **state) {
+  (void)state;
+  char *b = idgen__etcd_grant_body(10);
+  assert_string_equal(b, "{\"TTL\":10}"); /* capitalised: "ttl" is ignored */
+  free(b);
+  b = idgen__etcd_id_body(4111120336723135749);
+  assert_string_equal(b, "{\"ID\":\"4111120336723135749\"}");
+  free(b);
+  const char *grant = "{\"header\":{\"revision\":\"1\"},\"ID\":\"4111120336723135749\","
+                      "\"TTL\":\"10\"}";
+  int64_t id = 0, ttl = 0;
+  assert_int_equal(idgen__etcd_parse_grant(grant, strlen(grant), &id, &ttl), 0);
+  assert_true(id == 4111120336723135749);
+  assert_int_equal(ttl, 10);
+  const char *ka = "{\"result\":{\"header\":{},\"ID\":\"7\",\"TTL\":\"5\"}}";
+  assert_int_equal(idgen__etcd_parse_keepalive(ka, strlen(ka), &ttl), 0);
+  assert_int_equal(ttl, 5);
+  /* an expired lease: 200 with no TTL */
+  const char *gone = "{\"result\":{\"header\":{\"revision\":\"1\"},\"ID\":\"123\"}}";
+  assert_int_equal(idgen__etcd_parse_keepalive(gone, strlen(gone), &ttl), 0);
+  assert_int_equal(ttl, 0);
+  assert_int_equal(idgen__etcd_parse_keepalive("nope", 4, &ttl), IDGEN_EPROTO);
+  const char *ttl_gone = "{\"header\":{},\"ID\":\"1\",\"TTL\":\"-1\"}";
+  assert_int_equal(idgen__etcd_parse_ttl(ttl_gone, strlen(ttl_gone), &ttl), 0);
+  assert_int_equal(ttl, -1);
+}
+
+static void test_txn_replies(void **state) {
+  (void)state;
+  int ok = -1, found = -1;
+  idgen__etcd_kv kv;
+  /* a failed txn: no "succeeded", no responses */
+  const char *failed = "{\"header\":{\"revision\":\"2\"}}";
+  assert_int_equal(idgen__etcd_parse_txn(failed, strlen(failed), &ok, 1, &kv, &found), 0);
+  assert_int_equal(ok, 0);
+  assert_int_equal(found, 0);
+  /* claim won; the HWM range found nothing (kvs omitted) */
+  const char *won = "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_put\":"
+                    "{\"header\":{}}},{\"response_range\":{\"header\":{}}}]}";
+  assert_int_equal(idgen__etcd_parse_txn(won, strlen(won), &ok, 1, &kv, &found), 0);
+  assert_int_equal(ok, 1);
+  assert_int_equal(found, 0);
+  /* claim won with a HWM: value {"hwm_ms":"5"} */
+  const char *hwm = "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_put\":{}},"
+                    "{\"response_range\":{\"kvs\":[{\"key\":\"L2EvaHdtLzA=\",\"value\":"
+                    "\"eyJod21fbXMiOiI1In0=\",\"create_revision\":\"3\"}]}}]}";
+  assert_int_equal(idgen__etcd_parse_txn(hwm, strlen(hwm), &ok, 1, &kv, &found), 0);
+  assert_int_equal(found, 1);
+  assert_string_equal(kv.key, "/a/hwm/0");
+  assert_string_equal(kv.value, "{\"hwm_ms\":\"5\"}");
+  assert_int_equal(kv.create_revision, 3);
+  assert_int_equal(kv.lease, 0); /* omitted */
+  idgen__record rec;
+  assert_int_equal(idgen__record_parse(kv.value, kv.value_len, &rec), 0);
+  assert_int_equal(rec.hwm_ms, 5);
+}
+
+static void test_range_reply(void **state) {
+  (void)state;
+  idgen__etcd_kv *kvs = NULL;
+  size_t n = 9;
+  const char *empty = "{\"header\":{\"revision\":\"3\"}}";
+  assert_int_equal(idgen__etcd_parse_range(empty, strlen(empty), &kvs, &n), 0);
+  assert_int_equal(n, 0);
+  free(kvs);
+  const char *two = "{\"header\":{},\"kvs\":[{\"key\":\"YQ==\",\"lease\":\"77\"},"
+                    "{\"key\":\"Yg==\",\"value\":\"eA==\"}],\"count\":\"2\"}";
+  assert_int_equal(idgen__etcd_parse_range(two, strlen(two), &kvs, &n), 0);
+  assert_int_equal(n, 2);
+  assert_string_equal(kvs[0].key, "a");
+  assert_int_equal(kvs[0].lease, 77);
+  assert_int_equal(kvs[0].value_len, 0);
+  assert_string_equal(kvs[1].value, "x");
+  free(kvs);
+  const char *bad = "{\"header\":{},\"kvs\":[{\"key\":\"!!\"}]}";
+  assert_int_equal(idgen__etcd_parse_range(bad, strlen(bad), &kvs, &n), IDGEN_EPROTO);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  int code = 0;
+  char msg[64];
+  const char *e = "{\"error\":\"etcdserver: requested lease not found\",\"code\":5,"
+                  "\"message\":\"etcdserver: requested lease not found\"}";
+  assert_int_equal(idgen__etcd_error(e, strlen(e), &code, msg, sizeof msg), 1);
+  assert_int_equal(code, 5);
+  assert_string_equal(msg, "etcdserver: requested lease not found");
+  const char *wrapped = "{\"error\":{\"grpc_code\":14,\"http_code\":503,\"message\":"
+                        "\"no leader\",\"code\":14}}";
+  assert_int_equal(idgen__etcd_error(wrapped, strlen(wrapped), &code, msg, sizeof msg), 1);
+  assert_int_equal(code, 14);
+  assert_string_equal(msg, "no leader");
+  const char *fine = "{\"header\":{},\"succeeded\":true}";
+  assert_int_equal(idgen__etcd_error(fine, strlen(fine), &code, msg, sizeof msg), 0);
+}
+
+static void test_bodies(void **state) {
+  (void)state;
+  char *b = idgen__etcd_claim_body("/idgen/n/workers/3", "v", 9, "/idgen/n/hwm/3");
+  json_t *o = json_loads(b, 0, NULL);
+  assert_non_null(o);
+  json_t *cmp = json_array_get(json_object_get(o, "compare"), 0);
+  assert_string_equal(json_string_value(json_object_get(cmp, "target")), "CREATE");
+  assert_string_equal(json_string_value(json_object_get(cmp, "key")),
+                      "L2lkZ2VuL24vd29ya2Vycy8z");
+  json_t *put = json_object_get(json_array_get(json_object_get(o, "success"), 0),
+                                "request_put");
+  assert_string_equal(json_string_value(json_object_get(put, "lease")), "9");
+  assert_string_equal(json_string_value(json_object_get(put, "value")), "dg==");
+  json_decref(o);
+  free(b);
+  b = idgen__etcd_fenced_put_body("/w", 12, "/h", "x");
+  o = json_loads(b, 0, NULL);
+  cmp = json_array_get(json_object_get(o, "compare"), 0);
+  assert_string_equal(json_string_value(json_object_get(cmp, "target")), "LEASE");
+  assert_string_equal(json_string_value(json_object_get(cmp, "lease")), "12");
+  put = json_object_get(json_array_get(json_object_get(o, "success"), 0), "request_put");
+  assert_null(json_object_get(put, "lease")); /* the HWM key is persistent */
+  json_decref(o);
+  free(b);
+  b = idgen__etcd_prefix_body("/p/");
+  assert_string_equal(b, "{\"key\":\"L3Av\",\"range_end\":\"L3Aw\"}");
+  free(b);
+}
+
+static void test_record_roundtrip(void **state) {
+  (void)state;
+  idgen__record r = {1796000000123, "host-1", 42, 1796000000000, 1796000000100}, back;
+  char buf[256];
+  int n = idgen__record_format(&r, buf, sizeof buf);
+  assert_true(n > 0);
+  assert_int_equal(idgen__record_parse(buf, (size_t)n, &back), 0);
+  assert_true(back.hwm_ms == r.hwm_ms && back.pid == 42 && back.wall_ms == r.wall_ms);
+  assert_string_equal(back.host, "host-1");
+  assert_int_equal(idgen__record_parse("   \n", 4, &back), IDGEN_EEMPTY);
+  assert_int_equal(idgen__record_parse("{\"hwm_ms\":\"x\"}", 14, &back), IDGEN_EFORMAT);
+  assert_int_equal(idgen__record_parse("[1]", 3, &back), IDGEN_EFORMAT);
+  assert_int_equal(idgen__record_format(&r, buf, 10), IDGEN_EBUFSIZE);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_b64_rfc4648),     cmocka_unit_test(test_b64_rejects),
+      cmocka_unit_test(test_prefix_end),      cmocka_unit_test(test_int64_strings),
+      cmocka_unit_test(test_grant_and_keepalive), cmocka_unit_test(test_txn_replies),
+      cmocka_unit_test(test_range_reply),     cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_bodies),          cmocka_unit_test(test_record_roundtrip),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
