@@ -29,10 +29,6 @@ static const opt opts[] = {
     {"resp", S(resp), "127.0.0.1:6380", "Redis-protocol listener ADDR:PORT; empty disables it"},
     {"layout", S(layout), "snowflake", "layout preset or spec (see `idgen layout`)"},
     {"policy", S(policy), "wait", "clock-back policy: fail, wait or logical"},
-    {"lease", S(lease), "static", "worker ID provider (this build: static)"},
-    {"worker-id", U(worker_id, 0, UINT64_MAX), "0", "worker ID for the static provider"},
-    {"state-dir", S(state_dir), "./idgen-state", "directory for lease and HWM files"},
-    {"etcd", S(etcd), "http://127.0.0.1:2379", "etcd endpoints, comma-separated (etcd provider)"},
     {"auth-token-file", S(auth_token_file), "",
      "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH)"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
@@ -55,6 +51,9 @@ enum { NOPTS = sizeof opts / sizeof opts[0] };
 
 /* Where each value came from, for --print-config. */
 static const char *sources[NOPTS];
+#define LEASE_OPT_BASE 2000
+#define LEASE_OPTS_MAX 32
+static const char *lease_sources[LEASE_OPTS_MAX];
 
 static void env_name(const opt *o, char *out, size_t outlen) {
   size_t j = 0;
@@ -108,7 +107,13 @@ static void usage(FILE *out) {
     fprintf(out, "  --%s=%s\n      %s (default \"%s\"; %s)\n", opts[i].name,
             opts[i].kind == OPT_STR ? "TEXT" : "N", opts[i].help, opts[i].def, env);
   }
-  fprintf(out, "  --print-config\n      print the effective configuration and exit\n"
+  fprintf(out, "\nWorker-ID lease (see docs/leases.md; default: the file provider):\n");
+  const idgen_lease_option *lo = idgen_lease_options();
+  for (size_t i = 0; lo[i].name; i++)
+    fprintf(out, "  --%s%s%s\n      %s%s%s%s\n", lo[i].name, lo[i].has_arg ? "=" : "",
+            lo[i].has_arg ? lo[i].arg : "", lo[i].help, lo[i].env ? " (" : "",
+            lo[i].env ? lo[i].env : "", lo[i].env ? ")" : "");
+  fprintf(out, "\n  --print-config\n      print the effective configuration and exit\n"
                "  --help\n      this text\n\n"
                "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file.\n"
                "See docs/server.md for the routes and commands.\n");
@@ -122,6 +127,15 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     if (set_value(cfg, &opts[i], opts[i].def, err, errlen, "default") < 0)
       return 1; /* cannot happen: the table's defaults are valid */
   }
+  idgen_lease_config_init(&cfg->lease);
+  const idgen_lease_option *lo = idgen_lease_options();
+  size_t nlease = 0;
+  while (lo[nlease].name && nlease < LEASE_OPTS_MAX) {
+    lease_sources[nlease] = lo[nlease].env && getenv(lo[nlease].env) ? "env" : "default";
+    nlease++;
+  }
+  if (idgen_lease_config_env(&cfg->lease, err, errlen) < 0)
+    return 2;
   for (size_t i = 0; i < NOPTS; i++) {
     char env[64];
     env_name(&opts[i], env, sizeof env);
@@ -135,12 +149,16 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     sources[i] = "env";
   }
 
-  struct option lopts[NOPTS + 3];
+  struct option lopts[NOPTS + LEASE_OPTS_MAX + 3];
+  size_t nl = 0;
   for (size_t i = 0; i < NOPTS; i++)
-    lopts[i] = (struct option){opts[i].name, required_argument, NULL, (int)(1000 + i)};
-  lopts[NOPTS] = (struct option){"print-config", no_argument, NULL, 'p'};
-  lopts[NOPTS + 1] = (struct option){"help", no_argument, NULL, 'h'};
-  lopts[NOPTS + 2] = (struct option){NULL, 0, NULL, 0};
+    lopts[nl++] = (struct option){opts[i].name, required_argument, NULL, (int)(1000 + i)};
+  for (size_t i = 0; i < nlease; i++)
+    lopts[nl++] = (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument,
+                                  NULL, (int)(LEASE_OPT_BASE + i)};
+  lopts[nl++] = (struct option){"print-config", no_argument, NULL, 'p'};
+  lopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
+  lopts[nl] = (struct option){NULL, 0, NULL, 0};
   int print = 0;
   optind = 1;
   opterr = 0;
@@ -165,6 +183,13 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       sources[i] = "flag";
       continue;
     }
+    if (c >= LEASE_OPT_BASE && c < LEASE_OPT_BASE + (int)nlease) {
+      size_t i = (size_t)(c - LEASE_OPT_BASE);
+      if (idgen_lease_config_set(&cfg->lease, lo[i].name, optarg, err, errlen) < 0)
+        return 2;
+      lease_sources[i] = "flag";
+      continue;
+    }
     if (c == ':')
       snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
     else
@@ -182,7 +207,48 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
   return 0;
 }
 
+static const char *lease_source(const char *name) {
+  const idgen_lease_option *lo = idgen_lease_options();
+  for (size_t i = 0; lo[i].name && i < LEASE_OPTS_MAX; i++)
+    if (!strcmp(lo[i].name, name))
+      return lease_sources[i] ? lease_sources[i] : "default";
+  return "default";
+}
+
+static void print_lease(const idgen_lease_config *l, FILE *out) {
+  fprintf(out, "lease = \"%s\"  # %s\n", idgen_lease_kind_name(l->kind), lease_source("lease"));
+  fprintf(out, "state-dir = \"%s\"  # %s\n", l->state_dir[0] ? l->state_dir : "(default)",
+          lease_source("state-dir"));
+  if (l->worker_id >= 0)
+    fprintf(out, "worker-id = %lld  # %s\n", (long long)l->worker_id, lease_source("worker-id"));
+  else
+    fprintf(out, "worker-id = unset  # %s\n", lease_source("worker-id"));
+  fprintf(out, "worker-id-offset = %lld  # %s\n", (long long)l->worker_id_offset,
+          lease_source("worker-id-offset"));
+  fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index, lease_source("pod-index"));
+  fprintf(out, "etcd = \"");
+  for (int i = 0; i < l->nendpoints; i++)
+    fprintf(out, "%s%s", i ? "," : "", l->endpoints[i]);
+  fprintf(out, "\"  # %s\n", lease_source("etcd"));
+  fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, lease_source("namespace"));
+  fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
+          lease_source("lease-ttl"));
+  fprintf(out, "lease-margin = %lld  # %s\n", (long long)l->margin_ms, lease_source("lease-margin"));
+  fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms, lease_source("hwm-ahead"));
+  fprintf(out, "hwm-interval = %lld  # %s\n", (long long)l->hwm_interval_ms,
+          lease_source("hwm-interval"));
+  fprintf(out, "hwm-wait-max = %lld  # %s\n", (long long)l->hwm_wait_max_ms,
+          lease_source("hwm-wait-max"));
+  fprintf(out, "etcd-timeout = %lld  # %s\n", (long long)l->request_timeout_ms,
+          lease_source("etcd-timeout"));
+  fprintf(out, "max-clock-skew = %lld  # %s\n", (long long)l->max_skew_ms,
+          lease_source("max-clock-skew"));
+  fprintf(out, "require-ntp-sync = %s  # %s\n", l->require_ntp_sync ? "true" : "false",
+          lease_source("require-ntp-sync"));
+}
+
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
+  print_lease(&cfg->lease, out);
   for (size_t i = 0; i < NOPTS; i++) {
     const char *field = (const char *)cfg + opts[i].off;
     if (opts[i].kind == OPT_STR) {

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "idgen/lease.h"
+
 #define IDGEN_CFG_STR 256
 #define IDGEN_CFG_PATH 4096
 
@@ -14,10 +16,7 @@ typedef struct idgen__serve_config {
   char resp[IDGEN_CFG_STR];  /* "ADDR:PORT"; "" disables the RESP listener */
   char layout[IDGEN_CFG_STR];
   char policy[IDGEN_CFG_STR];
-  char lease[IDGEN_CFG_STR]; /* static | file | k8s | etcd */
-  uint64_t worker_id;        /* static provider */
-  char state_dir[IDGEN_CFG_PATH];
-  char etcd[IDGEN_CFG_STR];  /* etcd endpoints, comma-separated */
+  idgen_lease_config lease;  /* --lease and its options (idgen_lease_options()) */
   char auth_token_file[IDGEN_CFG_PATH];
   char log_file[IDGEN_CFG_PATH];
   uint64_t threads;          /* 0: one per core */

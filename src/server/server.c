@@ -245,10 +245,10 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     goto fail_listen;
   }
   idgen__log("info", "start",
-             "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%llu "
+             "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%lld "
              "policy=%s max_conns=%llu max_count=%llu auth=%s",
              IDGEN_VERSION, http_bound, resp_bound, nthreads, idgen__svc_layout(svc)->name,
-             cfg->lease, (unsigned long long)cfg->worker_id, cfg->policy,
+             idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc), cfg->policy,
              (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
              cfg->auth_token[0] ? "token" : "none");
 
@@ -266,9 +266,31 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     started++;
   }
 
+  /* The main thread waits for signals and logs the lease keeper's changes of state. */
+  const char *last_state = "";
+  int64_t last_worker = -2;
+  char last_error[256] = "";
   for (;;) {
-    int sig = 0;
-    if (sigwait(&set, &sig) != 0)
+    const char *state = idgen__svc_lease_state(svc);
+    int64_t wid = idgen__svc_worker(svc);
+    if (strcmp(state, last_state) != 0 || wid != last_worker) {
+      const char *reason = "";
+      int ready = idgen__svc_ready(svc, &reason);
+      idgen__log(strcmp(state, "lost") ? "info" : "error", "lease", "state=%s worker_id=%lld ready=%d%s%s",
+                 state, (long long)wid, ready, ready ? "" : " reason=", ready ? "" : reason);
+      last_state = state;
+      last_worker = wid;
+    }
+    char lease_err[256];
+    idgen__svc_lease_error(svc, lease_err, sizeof lease_err);
+    if (strcmp(lease_err, last_error) != 0) {
+      if (lease_err[0])
+        idgen__log("warn", "lease_error", "%s", lease_err);
+      snprintf(last_error, sizeof last_error, "%s", lease_err);
+    }
+    struct timespec tick = {0, 200 * 1000 * 1000};
+    int sig = sigtimedwait(&set, NULL, &tick);
+    if (sig < 0)
       continue;
     if (sig == SIGHUP) {
       int r = idgen__log_reopen();

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "idgen/lease.h"
+#include "idgen/random.h"
+#include "idgen/uuid.h"
 #include "server/log.h"
 
 #ifndef IDGEN_VERSION
@@ -21,8 +24,12 @@ struct idgen__svc {
   idgen_policy policy;
   idgen_clock_mono clock;
   idgen_gen *gen;
-  const char *provider;
-  uint64_t worker;
+  idgen_lease *lease;   /* the provider: which one is known only here */
+  idgen_keeper *keeper; /* owns renewal, HWM writes, arming, in its own thread */
+  idgen_random *random;
+  idgen_uuid7_gen *uuid7;
+  idgen_ulid_gen *ulid;
+  char provider[80];
   int64_t started_ms;
   _Atomic int stopping;
   _Atomic uint64_t conns;
@@ -70,31 +77,47 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   idgen_gen_config_init(&gc, &svc->clock.base);
   gc.layout = svc->layout;
   gc.policy = svc->policy;
-  /* The provider decides the worker ID and arms the generator. */
-  if (!strcmp(cfg->lease, "static")) {
-    if (cfg->worker_id > idgen_layout_max_worker(&svc->layout)) {
-      rc = IDGEN_ERANGE;
-      snprintf(err, errlen, "--worker-id %" PRIu64 ": layout %s holds 0..%" PRIu64,
-               cfg->worker_id, svc->layout.name, idgen_layout_max_worker(&svc->layout));
-      goto fail;
-    }
-    svc->provider = "static";
-    svc->worker = cfg->worker_id;
-    gc.armed = 1;
-    gc.worker = cfg->worker_id;
-  } else {
-    rc = IDGEN_EINVAL;
-    snprintf(err, errlen, "--lease '%s': this build has only the static provider", cfg->lease);
-    goto fail;
-  }
+  gc.armed = 0; /* the keeper arms it once a worker ID is held and past its HWM */
   rc = idgen_gen_new(&svc->gen, &gc);
   if (rc < 0) {
     snprintf(err, errlen, "generator: %s", idgen_strerror(rc));
     goto fail;
   }
+  uint64_t max_worker = idgen_layout_max_worker(&svc->layout);
+  rc = idgen_lease_open(&svc->lease, &cfg->lease, max_worker, err, errlen);
+  if (rc < 0)
+    goto fail;
+  idgen_keeper_config kc;
+  idgen_keeper_config_from(&kc, &cfg->lease);
+  kc.lease = svc->lease;
+  kc.gen = svc->gen;
+  rc = idgen_keeper_new(&svc->keeper, &kc);
+  if (rc < 0) {
+    snprintf(err, errlen, "lease %s: %s", idgen_lease_kind_name(cfg->lease.kind),
+             idgen_lease_why(svc->lease)[0] ? idgen_lease_why(svc->lease) : idgen_strerror(rc));
+    goto fail;
+  }
+  snprintf(svc->provider, sizeof svc->provider, "%s", idgen_lease_kind_name(cfg->lease.kind));
+  rc = idgen_random_system_new(&svc->random);
+  if (rc < 0) {
+    snprintf(err, errlen, "random source: %s", idgen_strerror(rc));
+    goto fail;
+  }
+  idgen_uuid7_config uc = {.clock = &svc->clock.base, .random = svc->random};
+  idgen_ulid_config lc = {.clock = &svc->clock.base, .random = svc->random, .monotonic = 1};
+  if ((rc = idgen_uuid7_new(&svc->uuid7, &uc)) < 0 || (rc = idgen_ulid_new(&svc->ulid, &lc)) < 0) {
+    snprintf(err, errlen, "uuid: %s", idgen_strerror(rc));
+    goto fail;
+  }
   *out = svc;
   return 0;
 fail:
+  idgen_ulid_free(svc->ulid);
+  idgen_uuid7_free(svc->uuid7);
+  idgen_random_system_free(svc->random);
+  idgen_keeper_free(svc->keeper); /* stops and releases the ID */
+  idgen_lease_free(svc->lease);
+  idgen_gen_free(svc->gen);
   free(svc->shards);
   free(svc);
   return rc;
@@ -103,16 +126,23 @@ fail:
 void idgen__svc_free(idgen__svc *svc) {
   if (!svc)
     return;
-  if (svc->gen) {
-    int64_t last = idgen_gen_last_ms(svc->gen);
-    char when[40] = "none";
-    if (last > 0)
-      idgen_format_time(last, when, sizeof when);
-    idgen__log("info", "final_hwm", "provider=%s worker=%" PRIu64 " last_ms=%" PRId64 " (%s)",
-               svc->provider, svc->worker, last, when);
-    idgen_gen_disarm(svc->gen);
-    idgen_gen_free(svc->gen);
-  }
+  idgen_keeper_stats ks;
+  idgen_keeper_stats_get(svc->keeper, &ks);
+  /* Disarms, writes the final HWM (the last ms issued) and releases the worker ID. */
+  int rc = idgen_keeper_stop(svc->keeper);
+  int64_t last = idgen_gen_last_ms(svc->gen);
+  char when[40] = "none";
+  if (last > 0)
+    idgen_format_time(last, when, sizeof when);
+  idgen__log(rc < 0 ? "error" : "info", "final_hwm",
+             "provider=%s worker=%lld last_ms=%" PRId64 " (%s) release=%s", svc->provider,
+             (long long)ks.worker, last, when, rc < 0 ? idgen_strerror(rc) : "ok");
+  idgen_keeper_free(svc->keeper);
+  idgen_lease_free(svc->lease);
+  idgen_ulid_free(svc->ulid);
+  idgen_uuid7_free(svc->uuid7);
+  idgen_random_system_free(svc->random);
+  idgen_gen_free(svc->gen);
   free(svc->shards);
   free(svc);
 }
@@ -132,11 +162,32 @@ int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n) {
 }
 
 int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outlen) {
-  (void)svc;
-  (void)kind;
-  (void)out;
-  (void)outlen;
-  return IDGEN_EINVAL;
+  int rc;
+  if (kind == KIND_ULID) {
+    idgen_ulid u;
+    rc = idgen_ulid_next(svc->ulid, &u);
+    return rc < 0 ? rc : idgen_ulid_format(u, out, outlen);
+  }
+  idgen_uuid u;
+  if (kind == KIND_UUID7)
+    rc = idgen_uuid7_next(svc->uuid7, &u);
+  else if (kind == KIND_UUID4)
+    rc = idgen_uuid4(svc->random, &u);
+  else
+    return IDGEN_EINVAL;
+  return rc < 0 ? rc : idgen_uuid_format(u, out, outlen);
+}
+
+const char *idgen__svc_lease_state(idgen__svc *svc) { return idgen_keeper_state(svc->keeper); }
+
+void idgen__svc_lease_error(idgen__svc *svc, char *out, size_t outlen) {
+  idgen_keeper_last_error(svc->keeper, out, outlen);
+}
+
+int64_t idgen__svc_worker(idgen__svc *svc) {
+  idgen_keeper_stats ks;
+  idgen_keeper_stats_get(svc->keeper, &ks);
+  return ks.worker;
 }
 
 int idgen__svc_ready(idgen__svc *svc, const char **reason) {
@@ -144,13 +195,22 @@ int idgen__svc_ready(idgen__svc *svc, const char **reason) {
     *reason = "shutting down";
     return 0;
   }
+  const char *state = idgen_keeper_state(svc->keeper);
+  if (strcmp(state, "held") != 0) {
+    *reason = !strcmp(state, "waiting-hwm") ? "lease: waiting for the clock to pass the HWM"
+              : !strcmp(state, "lost")      ? "lease: lost, trying to win a worker ID again"
+              : !strcmp(state, "acquiring") ? "lease: trying to win a worker ID"
+              : !strcmp(state, "stopped")   ? "lease: released"
+                                            : "lease: starting";
+    return 0;
+  }
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
   if (!st.armed) {
     if (st.refused_lease)
-      *reason = "worker lease lost or expired";
+      *reason = "worker lease expired: not issuing";
     else if (st.refused_cap)
-      *reason = "high-water mark cap reached";
+      *reason = "high-water mark cap reached: not issuing";
     else
       *reason = "no worker ID held";
     return 0;
@@ -201,8 +261,15 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
                   svc->layout.epoch_ms, svc->layout.unit_ms, svc->layout.time_bits,
                   svc->layout.node_bits, svc->layout.seq_bits);
   add_time(out, idgen_layout_end_ms(&svc->layout));
-  idgen__buf_addf(out, "},\"worker_id\":%" PRIu64 ",\"provider\":\"%s\",\"lease\":{\"state\":\"%s\"",
-                  st.worker, svc->provider, st.armed ? "held" : "none");
+  idgen_keeper_stats ks;
+  idgen_keeper_stats_get(svc->keeper, &ks);
+  idgen__buf_addf(out, "},\"worker_id\":%lld,\"provider\":\"%s\",\"provider_detail\":",
+                  (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind));
+  idgen__buf_add_json_str(out, svc->provider, strlen(svc->provider));
+  idgen__buf_addf(out, ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
+                       ",\"losses\":%" PRIu64 ",\"floor\":",
+                  ks.state, ks.renewals, ks.lease_lost);
+  add_time(out, ks.floor_ms);
   idgen__buf_adds(out, ",\"deadline\":");
   if (st.deadline_ns == IDGEN_NO_DEADLINE)
     idgen__buf_adds(out, "null");
@@ -211,10 +278,10 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   idgen__buf_adds(out, ",\"cap\":");
   add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
   idgen__buf_adds(out, "},\"hwm\":");
-  add_time(out, st.last_ms);
-  idgen__buf_addf(out, ",\"hwm_ms\":%" PRId64 ",\"clock\":{\"source\":\"monotonic anchored to wall\","
+  add_time(out, ks.hwm_ms);
+  idgen__buf_addf(out, ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64 ",\"clock\":{\"source\":\"monotonic anchored to wall\","
                        "\"policy\":\"%s\"},\"ready\":%s",
-                  st.last_ms, idgen_policy_name(svc->policy), ready ? "true" : "false");
+                  ks.hwm_ms, st.last_ms, idgen_policy_name(svc->policy), ready ? "true" : "false");
   if (!ready) {
     idgen__buf_adds(out, ",\"not_ready_reason\":");
     idgen__buf_add_json_str(out, reason, strlen(reason));
@@ -227,6 +294,8 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
 void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
+  idgen_keeper_stats ks;
+  idgen_keeper_stats_get(svc->keeper, &ks);
   const char *reason = "";
   int ready = idgen__svc_ready(svc, &reason);
   char spec[256];
@@ -235,11 +304,11 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
   idgen__buf_addf(out,
                   "# Server\r\nidgen_version:" IDGEN_VERSION "\r\nuptime_in_seconds:%" PRId64
                   "\r\n# Generator\r\nlayout:%s\r\nlayout_spec:%s\r\nepoch_ms:%" PRId64
-                  "\r\nworker_id:%" PRIu64 "\r\nprovider:%s\r\nlease_state:%s\r\nhwm_ms:%" PRId64
+                  "\r\nworker_id:%lld\r\nprovider:%s\r\nlease_state:%s\r\nhwm_ms:%" PRId64
                   "\r\npolicy:%s\r\nready:%d\r\n",
                   (wall_ms() - svc->started_ms) / 1000, svc->layout.name, spec,
-                  svc->layout.epoch_ms, st.worker, svc->provider, st.armed ? "held" : "none",
-                  st.last_ms, idgen_policy_name(svc->policy), ready);
+                  svc->layout.epoch_ms, (long long)ks.worker,
+                  idgen_lease_kind_name(svc->cfg.lease.kind), ks.state, ks.hwm_ms, idgen_policy_name(svc->policy), ready);
   if (!ready)
     idgen__buf_addf(out, "not_ready_reason:%s\r\n", reason);
   idgen__buf_addf(out, "ids_issued:%" PRIu64 "\r\nsequence_waits:%" PRIu64
@@ -276,9 +345,9 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_worker_id The worker ID held.\n"
       "# TYPE idgen_worker_id gauge\n"
       "idgen_worker_id %" PRIu64 "\n"
-      "# HELP idgen_hwm_ms Unix ms of the newest time field issued (the HWM to persist).\n"
-      "# TYPE idgen_hwm_ms gauge\n"
-      "idgen_hwm_ms %" PRId64 "\n"
+      "# HELP idgen_last_issued_ms Unix ms of the newest time field issued.\n"
+      "# TYPE idgen_last_issued_ms gauge\n"
+      "idgen_last_issued_ms %" PRId64 "\n"
       "# HELP idgen_cap_ms Unix ms above which nothing is issued (0: no cap).\n"
       "# TYPE idgen_cap_ms gauge\n"
       "idgen_cap_ms %" PRId64 "\n"
@@ -291,16 +360,27 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
       st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker, st.last_ms,
       st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, atomic_load(&svc->conns), ready);
-  /* Lease renewals/failures/losses and etcd latency come from the lease keeper; the
-   * static provider has none. */
+  idgen_keeper_stats ks;
+  idgen_keeper_stats_get(svc->keeper, &ks);
   idgen__buf_addf(out,
-                  "# HELP idgen_lease_renewals_total Lease renewals, by outcome.\n"
+                  "# HELP idgen_lease_renewals_total Lease keepalives, by outcome.\n"
                   "# TYPE idgen_lease_renewals_total counter\n"
-                  "idgen_lease_renewals_total{outcome=\"ok\"} 0\n"
-                  "idgen_lease_renewals_total{outcome=\"failed\"} 0\n"
-                  "# HELP idgen_lease_losses_total Leases lost.\n"
+                  "idgen_lease_renewals_total{outcome=\"ok\"} %" PRIu64 "\n"
+                  "idgen_lease_renewals_total{outcome=\"failed\"} %" PRIu64 "\n"
+                  "# HELP idgen_lease_losses_total Leases lost (deadline or fence).\n"
                   "# TYPE idgen_lease_losses_total counter\n"
-                  "idgen_lease_losses_total 0\n");
+                  "idgen_lease_losses_total %" PRIu64 "\n"
+                  "# HELP idgen_lease_acquisitions_total Worker IDs won.\n"
+                  "# TYPE idgen_lease_acquisitions_total counter\n"
+                  "idgen_lease_acquisitions_total %" PRIu64 "\n"
+                  "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
+                  "# TYPE idgen_hwm_writes_total counter\n"
+                  "idgen_hwm_writes_total %" PRIu64 "\n"
+                  "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
+                  "# TYPE idgen_hwm_persisted_ms gauge\n"
+                  "idgen_hwm_persisted_ms %" PRId64 "\n",
+                  ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions,
+                  ks.hwm_writes, ks.hwm_ms);
 }
 
 const char *idgen__svc_error_code(int err, int *temporary) {

@@ -37,6 +37,14 @@ int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n);
  * Returns the length or a negative error; IDGEN_EINVAL if this build has none. */
 int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outlen);
 
+/* The keeper's state: "starting", "waiting-hwm", "held", "lost", "acquiring",
+ * "stopped". Thread-safe. */
+const char *idgen__svc_lease_state(idgen__svc *svc);
+/* The keeper's last error, one line ("" if none). */
+void idgen__svc_lease_error(idgen__svc *svc, char *out, size_t outlen);
+/* Writes the worker ID held (-1: none). */
+int64_t idgen__svc_worker(idgen__svc *svc);
+
 /* 1 if the service should get traffic; else 0 and *reason says why. Thread-safe. */
 int idgen__svc_ready(idgen__svc *svc, const char **reason);
 /* Marks the service as stopping: /readyz turns 503, HTTP answers close connections. */

@@ -75,6 +75,13 @@ start_server() {
   local resp
   resp=$(grep -o ' resp=[^ ]*' "$SERVER_LOG" | head -1 | cut -d= -f2)
   RESP_PORT=${resp##*:}
+  # ready once the lease keeper holds a worker ID and the clock is past its HWM
+  for i in $(seq 1 200); do
+    grep -q ' lease state=held' "$SERVER_LOG" && return 0
+    sleep 0.05
+  done
+  fail "server $name never became ready"
+  cat "$SERVER_LOG" >&2
 }
 
 # stop_server: SIGTERM, wait, and return the exit status.

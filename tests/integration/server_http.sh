@@ -59,6 +59,7 @@ id=$(curl -s "$U/v1/id" | grep -o '[0-9]\+')
 code=$(req "$U/v1/decode/$id"); body=$(cat "$WORK/body")
 check "decode 200" 200 "$code"
 check_match "decode JSON shape" "^\\{\"id\":\"$id\",\"layout\":\"snowflake\",\"time\":\"[0-9T:.-]+Z\",\"time_ms\":[0-9]+,\"fields\":\\{\"worker\":0,\"sequence\":[0-9]+\\}\\}$" "$body"
+check "decode JSON equals 'idgen decode --json'" "$("$IDGEN" decode --json "$id")" "$body"
 for f in base62 base32 hex; do
   text=$(curl -s "$U/v1/id?format=$f" | sed 's/.*"id":"\([^"]*\)".*/\1/')
   code=$(req "$U/v1/decode/$text"); check "decode accepts $f ($text)" 200 "$code"
@@ -82,7 +83,7 @@ code=$(req "$U/metrics"); body=$(cat "$WORK/body")
 check "metrics 200" 200 "$code"
 for m in 'idgen_ids_issued_total\{kind="snowflake"\} [1-9]' 'idgen_http_requests_total\{route="/v1/ids",status="400"\} [1-9]' \
          'idgen_request_duration_seconds_bucket\{le="\+Inf"\}' idgen_sequence_exhausted_waits_total \
-         'idgen_clock_back_total\{outcome="failed"\}' idgen_cap_waits_total idgen_worker_id idgen_hwm_ms \
+         'idgen_clock_back_total\{outcome="failed"\}' idgen_cap_waits_total idgen_worker_id idgen_hwm_persisted_ms idgen_last_issued_ms \
          idgen_lease_renewals_total; do
   check_match "metrics has $m" "$m" "$body"
 done
@@ -140,9 +141,31 @@ check "readyz needs none" 200 "$(req "$U/readyz")"
 rc=0; stop_server || rc=$?
 check "SIGTERM exits 0 (auth)" 0 "$rc"
 
+# restart on the same state dir: the lease was released with the final HWM, and the
+# next holder of worker 0 issues only above it
+start_server again-a --state-dir "$WORK/same-state"
+last=$(curl -s "http://$HTTP/v1/ids?count=100" | grep -o '[0-9]\{6,\}' | tail -1)
+stop_server || true
+check_match "final HWM written and the ID released" 'final_hwm .*worker=0 .*release=ok' "$(cat "$SERVER_LOG")"
+start_server again-b --state-dir "$WORK/same-state"
+first=$(curl -s "http://$HTTP/v1/id" | grep -o '[0-9]\{6,\}')
+check_match "worker 0 again after the release" 'lease state=held worker_id=0' "$(cat "$SERVER_LOG")"
+if ((first > last)); then say "ok   first ID after restart ($first) above the last before ($last)"; else fail "restart: $first <= $last"; fi
+stop_server || true
+
+# two servers on one state dir get different worker IDs (file provider)
+start_server w1 --state-dir "$WORK/shared"
+pid1=$SERVER_PID; h1=$HTTP
+start_server w2 --state-dir "$WORK/shared"
+w1=$(curl -s "http://$h1/v1/info" | grep -o '"worker_id":[0-9]*')
+w2=$(curl -s "http://$HTTP/v1/info" | grep -o '"worker_id":[0-9]*')
+check "two holders, two worker IDs" '"worker_id":0 "worker_id":1' "$w1 $w2"
+stop_server || true
+stop_server "$pid1" || true
+
 # listeners: one port cannot be taken twice; empty --http disables HTTP
 start_server one
-rc=0; "$IDGEN" serve --http "$HTTP" --resp= 2>"$WORK/dup.log" || rc=$?
+rc=0; "$IDGEN" serve --http "$HTTP" --resp= --state-dir "$WORK/dup" 2>"$WORK/dup.log" || rc=$?
 check "second server on the same port fails" 1 "$rc"
 check_match "it says why" 'already in use' "$(cat "$WORK/dup.log")"
 stop_server || true
