@@ -14,5 +14,6 @@ export IDGEN_STATE_DIR=${IDGEN_STATE_DIR:-$PWD/$build/state}
 mkdir -p "$IDGEN_STATE_DIR"
 echo "idgen: serving on http://${IDGEN_HTTP:-127.0.0.1:8080} and redis://${IDGEN_RESP:-127.0.0.1:6380}" \
      "(state in $IDGEN_STATE_DIR; Ctrl-C stops)" >&2
-echo "idgen: try  curl -s http://${IDGEN_HTTP:-127.0.0.1:8080}/v1/id  or  redis-cli -p ${IDGEN_RESP:-6380} ##ID" | sed 's/##//' >&2
+resp=${IDGEN_RESP:-127.0.0.1:6380}
+echo "idgen: try  curl -s http://${IDGEN_HTTP:-127.0.0.1:8080}/v1/id  or  redis-cli -p ${resp##*:} ID" >&2
 exec "$build/idgen" serve "$@"
