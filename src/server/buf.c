@@ -21,7 +21,7 @@ void idgen__buf_free(idgen__buf *b) {
 char *idgen__buf_reserve(idgen__buf *b, size_t n) {
   if (b->failed)
     return NULL;
-  if (b->cap - b->len < n) {
+  if (!b->data || b->cap - b->len < n) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n) {
       if (cap > SIZE_MAX / 2) {

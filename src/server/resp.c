@@ -154,7 +154,7 @@ void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t) {
   s->authed = !idgen__svc_auth_required(t->svc);
 }
 
-static int64_t mono_ns(void) {
+static int64_t resp_mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -223,7 +223,7 @@ static void unknown(idgen__buf *out, const idgen__resp_cmd *c) {
   idgen__buf_free(&tmp);
 }
 
-static void issue_error(idgen__buf *out, int err) {
+static void resp_issue_error(idgen__buf *out, int err) {
   int temporary;
   const char *code = idgen__svc_error_code(err, &temporary);
   char msg[160];
@@ -305,7 +305,7 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
     if (c->argc != 1) {
       wrong_arity(out, c);
     } else if ((rc = idgen__svc_next(t->svc, &id)) < 0) {
-      issue_error(out, rc);
+      resp_issue_error(out, rc);
     } else {
       idgen__metrics_issued(t->m, KIND_SNOWFLAKE, 1);
       char text[24];
@@ -323,7 +323,7 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
         idgen__metrics_issued(t->m, KIND_SNOWFLAKE, (uint64_t)got);
       if (got < 0 || (uint64_t)got < n) {
         int64_t again = got < 0 ? got : idgen__svc_next_batch(t->svc, t->ids, 1);
-        issue_error(out, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
+        resp_issue_error(out, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
       } else {
         idgen__buf_reserve(out, (size_t)n * 28 + 16);
         idgen__buf_addc(out, '*');
@@ -357,7 +357,7 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
           if (l == IDGEN_EINVAL)
             unknown(out, c);
           else
-            issue_error(out, l);
+            resp_issue_error(out, l);
           break;
         }
         bulk(out, text, (size_t)l);
@@ -426,10 +426,10 @@ size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idge
     used += consumed;
     if (cmd.argc == 0)
       continue;
-    int64_t t0 = mono_ns();
+    int64_t t0 = resp_mono_ns();
     int error = 0;
     idgen__rcmd which = run(s, &cmd, out, &error, close);
-    idgen__metrics_resp(s->t->m, which, error, mono_ns() - t0);
+    idgen__metrics_resp(s->t->m, which, error, resp_mono_ns() - t0);
     if (idgen__svc_stopping(s->t->svc))
       *close = 1;
   }
