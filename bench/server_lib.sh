@@ -27,7 +27,7 @@ bl_cleanup() {
 }
 
 bl_init() {
-  bl_tmp=$(mktemp -d "/tmp/idgen-$bl_name.XXXXXX")
+  bl_tmp=$(mktemp -d "/tmp/idgen-bench-$(basename "$bl_name" .sh).XXXXXX")
   chmod 755 "$bl_tmp" # PostgreSQL and MariaDB may run as their own users
   trap bl_cleanup EXIT
   trap 'exit 130' INT TERM
@@ -138,7 +138,7 @@ bl_start_mariadb() {
   mariadbd --no-defaults --datadir="$d/data" "${user[@]}" --bind-address=127.0.0.1 \
     --port="$mdb_port" --socket="$d/sock" --pid-file="$d/pid" --log-error="$d/error.log" \
     --skip-grant-tables --skip-name-resolve --innodb-buffer-pool-size=32M \
-    --max-connections=500 "$@" &
+    --max-connections=500 "$@" >"$d/stderr.log" 2>&1 &
   mdb_pid=$!
   bl_pids+=("$mdb_pid")
   bl_wait_port "$mdb_port" "$mdb_pid" || { cat "$d/error.log" >&2; bl_die "mariadbd $name did not start"; }
@@ -180,30 +180,35 @@ bl_redis_bench() {
 #   key label clients pipeline ids_per_request ids_per_s p50_us p99_us peer command
 # where peer is the key of the idgen row this one is compared with (or empty).
 bl_row() {
-  local IFS=$'\t'
+  local IFS=$'\t' args=("$@")
+  args[5]=$(awk -v x="${args[5]}" 'BEGIN { printf "%.1f", x }')
+  set -- "${args[@]}"
   echo "$*" >>"$bl_tmp/rows.tsv"
   bl_log "$(printf '%-34s %12s IDs/s  p50 %6s us  p99 %6s us' "$2" "$6" "$7" "$8")"
 }
 
 bl_machine() {
-  local cpu mem qdisc
+  local cpu mem
   cpu=$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //')
   mem=$(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)
-  qdisc=$(tc qdisc show dev lo 2>/dev/null | head -n 1 || true)
   echo "$(nproc) cores ($cpu), $mem RAM, $(uname -sr)"
-  bl_qdisc=${qdisc:-unknown}
 }
 
 # bl_check_loopback: warn when something shapes loopback traffic (a tc qdisc other than
 # the default), as it turns every figure into that shaper's.
+bl_qdisc=unknown
 bl_check_loopback() {
   local q
   q=$(tc qdisc show dev lo 2>/dev/null | head -n 1 || true)
+  bl_qdisc=$(sed 's/ *$//' <<<"${q:-unknown}")
   if [[ -n "$q" && "$q" != *noqueue* ]]; then
     bl_log "WARNING: loopback is shaped ($q): figures will measure the shaper"
     [[ -n "${BL_ALLOW_SHAPED:-}" ]] || bl_die "refusing to run; set BL_ALLOW_SHAPED=1 to run anyway"
   fi
 }
+
+# bl_median V...: the median of the values (the lower middle one for an even count).
+bl_median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # bl_table: the markdown table of rows.tsv, with each row's ratio to its idgen peer.
 bl_table() {

@@ -65,6 +65,7 @@ bl_init
 machine=$(bl_machine)
 date=$(date -u +%Y-%m-%dT%H:%MZ)
 cmd="bench/ticket.sh --seconds $seconds"
+load_avg=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # redis-benchmark takes a request count: a short probe (which also warms up) sizes it.
 redis_run() { # PORT PIPELINE COMMAND...
@@ -148,6 +149,11 @@ ticket_run() { # KEY LABEL CLIENTS PEER TABLE PORT...
   r=$("$client" "${args[@]}" --clients "$c" --seconds "$seconds" --table "$table") ||
     bl_die "bench_ticket_client failed ($label)"
   [[ $(bl_kv "$r" distinct) == yes ]] || bl_die "$label: an ID came back twice"
+  local tries
+  tries=$(bl_kv "$r" retries)
+  if [[ "$tries" != 0 ]]; then
+    echo "- $label, $c clients: $tries requests deadlocked and were retried (counted once, their latency includes the retries)." >>"$bl_tmp/notes.md"
+  fi
   bl_row "$key" "$label" "$c" 1 1 "$(bl_kv "$r" rate)" "$(bl_kv "$r" p50_us)" \
     "$(bl_kv "$r" p99_us)" "$peer" \
     "bench_ticket_client ${args[*]//127.0.0.1:[0-9]*/127.0.0.1:PORT} --clients $c --seconds $seconds --table $table"
@@ -164,8 +170,8 @@ pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_versi
 {
   echo "Run of $date: \`$cmd\` (each row ${seconds} s; \`make bench-ticket\`)."
   echo "Machine: $machine. Absolute figures are this shared machine's;"
-  echo "compare rows within the run. Loopback qdisc: \`$bl_qdisc\`."
-  echo "Versions: idgen $("$idgen" --version 2>/dev/null | head -n 1 || echo '?') (\`serve --threads 1\`),"
+  echo "compare rows within the run. Loopback qdisc: \`$bl_qdisc\`; load average at the start: $load_avg."
+  echo "Versions: $("$idgen" --version 2>/dev/null | head -n 1 || echo 'idgen ?') (\`serve --threads 1\`),"
   echo "$(redis-server --version | cut -d' ' -f1-3), PostgreSQL $pg_version,"
   echo "$(mariadbd --version | sed 's/.*Ver \([^ ]*\).*/MariaDB \1/'), $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2)."
   echo
@@ -175,11 +181,43 @@ pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_versi
   echo "redis-benchmark are closed-loop: each connection sends its next request when the last"
   echo "one returns. Each idgen row is the peer of the rows with the same client count and"
   echo "pipeline; \"idgen ÷ this\" divides their IDs/s, measured minutes apart in this run."
+  if [[ -s "$bl_tmp/notes.md" ]]; then echo; cat "$bl_tmp/notes.md"; fi
 } >"$md"
 echo
 cat "$md"
 bl_log "wrote $json and $md"
+# The plot: IDs/s per setup, log scale, idgen's rows in their own colour.
+png="$(dirname "$json")/ticket_ids.png"
+if command -v gnuplot >/dev/null 2>&1; then
+  awk -F'\t' '{ l = $2 " (" $3 "c" ($4 > 1 ? ", P" $4 : "") ")"; sub(/^Flickr ticket, /, "Flickr ", l)
+                 sub(/PostgreSQL SELECT nextval\(\)/, "PG nextval()", l)
+                 if ($1 ~ /^idgen/) print l "\t" $6 "\t0"; else print l "\t0\t" $6 }' \
+    "$bl_tmp/rows.tsv" >"$bl_tmp/plot.tsv"
+  gnuplot <<EOF || bl_log "gnuplot failed: no plot"
+set terminal pngcairo size 1000,560 font "DejaVu Sans,10" noenhanced
+set output "$png"
+set datafile separator "\t"
+set title "IDs per second on loopback, one run ($date; this machine: $(nproc) cores)"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.75
+set logscale y
+set yrange [1000:*]
+set ylabel "IDs/s (log scale)"
+set format y "%.0s%c"
+set grid ytics
+set xtics rotate by -40 left nomirror
+set key top left
+set bmargin 9
+plot "$bl_tmp/plot.tsv" using 2:xtic(1) title "idgen serve (1 thread)" lc rgb "#2a7fbf", \
+     "" using 3 title "sequence / counter / ticket server" lc rgb "#d9822b"
+EOF
+fi
 if [[ $docs -eq 1 ]]; then
-  bl_docs_section "$src_dir/docs/benchmarks.md" ticket-results "$md"
-  bl_log "updated docs/benchmarks.md"
+  mkdir -p "$src_dir/docs/img"
+  [[ -f "$png" ]] && cp "$png" "$src_dir/docs/img/ticket_ids.png"
+  { cat "$md"; echo; echo "![IDs per second per setup](img/ticket_ids.png)"; } >"$bl_tmp/md_docs.md"
+  bl_docs_section "$src_dir/docs/benchmarks.md" ticket-results "$bl_tmp/md_docs.md"
+  bl_log "updated docs/benchmarks.md and docs/img/ticket_ids.png"
 fi
