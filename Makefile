@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench bench-btree fuzz clean format
 
 all: build
 
@@ -29,6 +29,10 @@ install: build
 
 bench: build
 	@scripts/bench.sh
+
+# What each ID scheme does to a PostgreSQL B-tree; rewrites docs/btree.md's results.
+bench-btree: build
+	@bench/btree.sh --build $(BUILD) --docs
 
 fuzz:
 	@scripts/fuzz.sh
