@@ -12,6 +12,7 @@ Runs, in this order (default: all):
   btree   bench/btree.sh: each ID scheme in a PostgreSQL B-tree (minutes)
   ticket  bench/ticket.sh: sequences, Redis INCR, the Flickr ticket server, idgen
   server  bench/server.sh: idgen serve against nginx, redis-server and its ceiling
+  btree-summary  (not in the default list) copy docs/btree.md's summary, without a run
 Writes bench/results/* and rewrites the results sections of docs/benchmarks.md and
 docs/btree.md (unless --no-docs).
   --build DIR   the build dir (default: build)
@@ -30,7 +31,7 @@ while [[ $# -gt 0 ]]; do
     --no-docs) docs=0; shift ;;
     --seconds) seconds=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    gen|uuid|btree|ticket|server) names+=("$1"); shift ;;
+    gen|uuid|btree|btree-summary|ticket|server) names+=("$1"); shift ;;
     *) echo "scripts/bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -84,7 +85,7 @@ btree_summary() {
   [[ -f "$src" ]] || return 0
   awk '
     /^<!-- btree-results rows=[0-9]+ begin/ { inblk = 1; head = 1; rel = 0; next }
-    /^<!-- btree-results rows=[0-9]+ end/ { inblk = 0; print ""; next }
+    /^<!-- btree-results rows=[0-9]+ end/ { inblk = 0; next }
     !inblk { next }
     head { if ($0 == "") { head = 0; print "" } else print; next }
     /^Relative to/ { rel = 1 }
@@ -115,6 +116,7 @@ for name in "${names[@]}"; do
         echo "scripts/bench.sh: bench/btree.sh not in this tree: skipped" >&2
       fi
       ;;
+    btree-summary) btree_summary ;;
     ticket|server)
       args=(--build "$build_dir" --seconds "$seconds")
       [[ $docs -eq 1 ]] && args+=(--docs)
