@@ -5,7 +5,7 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-usage: scripts/bench.sh [--build DIR] [--no-docs] [--seconds S] [NAME ...]
+usage: scripts/bench.sh [--build DIR] [--idgen PATH] [--no-docs] [--seconds S] [--rounds N] [NAME ...]
 Runs, in this order (default: all):
   gen     build/bench_gen (= idgen bench): the generator against its ceiling
   uuid    build/bench_uuid: UUIDv7/v4 and ULID against libuuid
@@ -16,7 +16,9 @@ Runs, in this order (default: all):
 Writes bench/results/* and rewrites the results sections of docs/benchmarks.md and
 docs/btree.md (unless --no-docs).
   --build DIR   the build dir (default: build)
+  --idgen PATH  the idgen binary for ticket and server (default: BUILD/idgen)
   --seconds S   per-measurement length for ticket and server (default 5)
+  --rounds N    alternating rounds in server (default 3)
 EOF
 }
 
@@ -24,12 +26,16 @@ src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="$src_dir/build"
 docs=1
 seconds=5
+rounds=3
+idgen=""
 names=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build_dir=$2; shift 2 ;;
     --no-docs) docs=0; shift ;;
     --seconds) seconds=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --idgen) idgen=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     gen|uuid|btree|btree-summary|ticket|server) names+=("$1"); shift ;;
     *) echo "scripts/bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -119,6 +125,8 @@ for name in "${names[@]}"; do
     btree-summary) btree_summary ;;
     ticket|server)
       args=(--build "$build_dir" --seconds "$seconds")
+      [[ $name == server ]] && args+=(--rounds "$rounds")
+      [[ -n "$idgen" ]] && args+=(--idgen "$idgen")
       [[ $docs -eq 1 ]] && args+=(--docs)
       "$src_dir/bench/$name.sh" "${args[@]}"
       ;;
