@@ -191,10 +191,11 @@ png="$(dirname "$json")/ticket_ids.png"
 if command -v gnuplot >/dev/null 2>&1; then
   awk -F'\t' '{ l = $2 " (" $3 "c" ($4 > 1 ? ", P" $4 : "") ")"; sub(/^Flickr ticket, /, "Flickr ", l)
                  sub(/PostgreSQL SELECT nextval\(\)/, "PG nextval()", l)
+                 sub(/idgen HTTP \/v1\/ids\?count=/, "idgen HTTP batch ", l); sub(/ server/, " srv", l)
                  if ($1 ~ /^idgen/) print l "\t" $6 "\t?"; else print l "\t?\t" $6 }' \
     "$bl_tmp/rows.tsv" >"$bl_tmp/plot.tsv"
   gnuplot <<EOF || bl_log "gnuplot failed: no plot"
-set terminal pngcairo size 1000,560 font "DejaVu Sans,10" noenhanced
+set terminal pngcairo size 1100,620 font "DejaVu Sans,10" noenhanced
 set output "$png"
 set datafile separator "\t"
 set title "IDs per second on loopback, one run ($date; this machine: $(nproc) cores)"
@@ -208,9 +209,10 @@ set offsets 0, 0, graph 0.08, 0
 set ylabel "IDs/s (log scale)"
 set format y "%.0s%c"
 set grid ytics
-set xtics rotate by -40 left nomirror
+set xtics rotate by -35 left nomirror
 set key outside top center horizontal
-set bmargin 9
+set bmargin 10
+set rmargin 14
 plot "$bl_tmp/plot.tsv" using 0:2:xtic(1) with boxes title "idgen serve (1 thread)" lc rgb "#2a7fbf", \
      "" using 0:3 with boxes title "sequence / counter / ticket server" lc rgb "#d9822b"
 EOF
