@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034 # bl_name comes from, and the *_port/_pid globals go to, the caller
 # bench/server_lib.sh: sourced by bench/ticket.sh and bench/server.sh. Starts the servers
 # they measure (idgen, redis-server, nginx, MariaDB, PostgreSQL) on 127.0.0.1, on free
 # ports, in one temp dir; stops each by the PID it started, on exit; and runs the load
