@@ -42,3 +42,12 @@ format:
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
+
+# Sequences, Redis INCR and the Flickr ticket server next to idgen; then idgen serve against
+# nginx, redis-server and its ceiling. Each rewrites bench/results/ and its docs section.
+.PHONY: bench-ticket bench-server
+bench-ticket: build
+	@bench/ticket.sh --build $(BUILD) --docs
+
+bench-server: build
+	@bench/server.sh --build $(BUILD) --docs

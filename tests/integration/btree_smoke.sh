@@ -6,11 +6,12 @@ set -euo pipefail
 src=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${IDGEN_BUILD_DIR:-$src/build}
 
+# scripts/deps.sh test installs PostgreSQL and libpq: their absence is a failure here.
 if [[ ! -x "$build/bench_btree_load" ]]; then
-  echo "SKIP: $build/bench_btree_load not built (needs libpq-dev)"; exit 0
+  echo "FAIL: $build/bench_btree_load not built (needs libpq-dev: scripts/deps.sh test)" >&2; exit 1
 fi
 if [[ ! -x /usr/lib/postgresql/15/bin/initdb ]] && ! command -v pg_config >/dev/null 2>&1; then
-  echo "SKIP: no PostgreSQL server (scripts/deps.sh bench)"; exit 0
+  echo "FAIL: no PostgreSQL server (scripts/deps.sh test)" >&2; exit 1
 fi
 
 out=$(mktemp -d)
