@@ -1,4 +1,5 @@
 # A thin front for CMake: `make`, `make test`, `make run`, `make install PREFIX=...`.
+MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 BUILD ?= build
