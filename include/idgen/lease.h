@@ -146,10 +146,29 @@ typedef struct idgen_lease_class {
 
 #define IDGEN_LEASE_WHY_MAX 256
 
+/* Latency of the provider's requests to its coordination service (etcd; the local
+ * providers make none), as a histogram with these upper bounds in ms, then +Inf. */
+#define IDGEN_LEASE_LATENCY_BOUNDS_MS                                                      \
+  { 1, 5, 10, 50, 100, 500, 1000, 2500, 5000 }
+#define IDGEN_LEASE_LATENCY_BUCKETS 10 /* nine bounds and +Inf */
+
+typedef struct idgen_lease_latency {
+  uint64_t count;
+  uint64_t sum_us;
+  uint64_t buckets[IDGEN_LEASE_LATENCY_BUCKETS]; /* not cumulative: one count each */
+} idgen_lease_latency;
+
 struct idgen_lease {
   const idgen_lease_class *vtable;
   char why[IDGEN_LEASE_WHY_MAX]; /* the last failure, one line */
+  /* written by the thread calling the provider, read by any */
+  _Atomic uint64_t latency_count, latency_sum_us;
+  _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
 };
+
+/* A snapshot of the request latency histogram (all zero for local providers).
+ * Thread-safe. */
+IDGEN_API void idgen_lease_latency_get(idgen_lease *lease, idgen_lease_latency *out);
 
 /* Creates the provider the config names, for a layout with max_worker as its largest
  * worker ID. Checks the config (idgen_lease_config_check) and the outside world: the

@@ -77,7 +77,9 @@ static int post(etcd_lease *e, const char *path, const char *body) {
     curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
     curl_easy_setopt(e->curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(e->timeout_ms < 2000 ? e->timeout_ms : 2000));
+    int64_t sent_ns = idgen_monotonic_ns();
     CURLcode cc = curl_easy_perform(e->curl);
+    idgen__lease_observe(&e->base, idgen_monotonic_ns() - sent_ns);
     if (cc != CURLE_OK) {
       if (!first_err[0])
         snprintf(first_err, sizeof first_err, "etcd %.160s: %s", e->eps[i],

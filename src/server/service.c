@@ -412,6 +412,34 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "idgen_hwm_persisted_ms %" PRId64 "\n",
       ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.hwm_writes,
       ks.hwm_ms);
+  idgen_lease_latency lat;
+  idgen_lease_latency_get(svc->lease, &lat);
+  static const int64_t bounds_ms[] = IDGEN_LEASE_LATENCY_BOUNDS_MS;
+  idgen__buf_addf(
+      out, "# HELP idgen_lease_request_duration_seconds Requests to the coordination "
+           "service (etcd), by provider; none for local providers.\n"
+           "# TYPE idgen_lease_request_duration_seconds histogram\n");
+  uint64_t cum = 0;
+  for (size_t i = 0; i < IDGEN_LEASE_LATENCY_BUCKETS; i++) {
+    cum += lat.buckets[i];
+    if (i < IDGEN_LEASE_LATENCY_BUCKETS - 1)
+      idgen__buf_addf(
+          out,
+          "idgen_lease_request_duration_seconds_bucket{provider=\"%s\",le=\"%g\"} "
+          "%" PRIu64 "\n",
+          svc->provider, (double)bounds_ms[i] / 1e3, cum);
+    else
+      idgen__buf_addf(
+          out,
+          "idgen_lease_request_duration_seconds_bucket{provider=\"%s\",le=\"+Inf\"} "
+          "%" PRIu64 "\n",
+          svc->provider, cum);
+  }
+  idgen__buf_addf(out,
+                  "idgen_lease_request_duration_seconds_sum{provider=\"%s\"} %.6f\n"
+                  "idgen_lease_request_duration_seconds_count{provider=\"%s\"} %" PRIu64
+                  "\n",
+                  svc->provider, (double)lat.sum_us / 1e6, svc->provider, lat.count);
 }
 
 const char *idgen__svc_error_code(int err, int *temporary) {
