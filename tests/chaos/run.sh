@@ -11,8 +11,9 @@
 #   --client PATH     chaos_client (default: next to idgen)
 #   --delay PATH      chaos_delay, the delaying TCP proxy (default: next to idgen)
 #   --phase S         seconds of load before and after each fault (default 2)
-#   --minutes N       long mode: after the scenarios, the mixed one runs until N minutes
-#                     have passed since the start
+#   --minutes N       long mode: the mixed scenario repeats, in rounds of at most
+#                     --round S seconds (default 120) each checked on its own, until N
+#                     minutes have passed since the start
 #   --batch N         IDs per batch request (default 256); --pause-ms N between requests
 #                     of one client (default 5)
 #   --ttl S           etcd lease TTL of the replicas (default 4)
@@ -25,7 +26,7 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-IDGEN="" CLIENT="" DELAY="" PHASE=2 MINUTES=0 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
+IDGEN="" CLIENT="" DELAY="" PHASE=2 MINUTES=0 ROUND=120 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
      etcd-leader etcd-quorum exhausted file-restart file-statedir netdelay mixed)
@@ -37,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --delay) DELAY=$2; shift 2 ;;
     --phase) PHASE=$2; shift 2 ;;
     --minutes) MINUTES=$2; shift 2 ;;
+    --round) ROUND=$2; shift 2 ;;
     --batch) BATCH=$2; shift 2 ;;
     --pause-ms) PAUSE_MS=$2; shift 2 ;;
     --ttl) TTL=$2; shift 2 ;;
@@ -134,11 +136,13 @@ wait_ready() {
 stop_replica() {
   local i=$1 sig=${2:-TERM} pid=${RPID[$1]:-}
   [[ -n $pid ]] || return 0
-  kill -CONT "$pid" 2>/dev/null || true
-  kill -"$sig" "$pid" 2>/dev/null || true
-  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -KILL "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  { # bash's "Killed" job notices go nowhere
+    kill -CONT "$pid" || true
+    kill -"$sig" "$pid" || true
+    for _ in $(seq 50); do kill -0 "$pid" || break; sleep 0.1; done
+    kill -KILL "$pid" || true
+    wait "$pid" || true
+  } 2>/dev/null
   unset "RPID[$i]"
 }
 
@@ -316,6 +320,7 @@ scn_clock() { # name, seconds
   for i in 0 1 2; do set_clock "$i" "-$d"; done
   sleep $((PHASE + 1))
   note "workers $w0"
+  local refused=()
   for i in 0 1 2; do
     stop_replica "$i" TERM
     local t0; t0=$(now_ms)
@@ -323,14 +328,17 @@ scn_clock() { # name, seconds
     if wait_ready "$i" 40; then
       note "r$i restarted with clock -$d s: worker $(worker_of "$i"), ready in $(($(now_ms) - t0)) ms"
     else
-      local why; why=$(grep -v ' info ' "$SD/r$i.log" | tail -1 | cut -c1-140)
-      note "r$i restart with clock -$d s refused: $why"
-      set_clock "$i" +0
-      sleep 1.2
-      stop_replica "$i" KILL
-      start_replica "$i"
-      wait_ready "$i" 40 || note "r$i did not start with the clock right"
+      note "r$i restart with clock -$d s refused: $(grep -v ' info ' "$SD/r$i.log" | tail -1 | cut -c26-110)"
+      refused+=("$i")
     fi
+  done
+  # The refused ones start again once every clock is right (a replica whose clock is
+  # right is refused while its live peers still report clocks an hour back).
+  for i in "${refused[@]}"; do stop_replica "$i" KILL; set_clock "$i" +0; done
+  for i in "${refused[@]}"; do start_replica "$i"; done
+  for i in "${refused[@]}"; do
+    wait_ready "$i" 40 && note "r$i started with the clock right: worker $(worker_of "$i")" ||
+      note "r$i did not start with the clock right: $(grep -v ' info ' "$SD/r$i.log" | tail -1 | cut -c26-110)"
   done
   HEAL_MS=$(now_ms)
   sleep "$PHASE"
@@ -386,8 +394,8 @@ scn_all_restart() {
   start_n 3 fail wait logical || { finish; return; }
   sleep "$PHASE"
   local i t0
-  for i in 0 1 2; do kill -KILL "${RPID[$i]}"; done
-  for i in 0 1 2; do wait "${RPID[$i]}" 2>/dev/null || true; done
+  { for i in 0 1 2; do kill -KILL "${RPID[$i]}"; done
+    for i in 0 1 2; do wait "${RPID[$i]}" || true; done; } 2>/dev/null
   t0=$(now_ms)
   for i in 0 1 2; do start_replica "$i"; done
   for i in 0 1 2; do wait_ready "$i" 30 || note "r$i not ready"; done
@@ -451,7 +459,7 @@ scn_exhausted() {
     note "r4 still running with all IDs taken: $(worker_of 4)"; FAILED=$((FAILED + 1))
     stop_replica 4 KILL
   else
-    wait "${RPID[4]}" 2>/dev/null && note "r4 exited 0?" || note "r4 refused: $(grep -v ' info ' "$SD/r4.log" | tail -1 | cut -c1-120)"
+    wait "${RPID[4]}" 2>/dev/null && note "r4 exited 0?" || note "r4 refused: $(grep -v ' info ' "$SD/r4.log" | tail -1 | cut -c26-110)"
     unset "RPID[4]"
   fi
   # r3 leaves gracefully (revokes at once); a new process on r3's ports takes its ID and
@@ -513,12 +521,12 @@ scn_file_statedir() {
   stop_replica 0 KILL
   start_replica 0
   wait_ready 0 15 && note "r0 restarted while full: worker $(worker_of 0)" ||
-    note "r0 restart while full refused: $(grep -v ' info ' "$SD/r0.log" | tail -1 | cut -c1-120)"
+    note "r0 restart while full refused: $(grep -v ' info ' "$SD/r0.log" | tail -1 | cut -c26-110)"
   start_replica 3 "$(file_args wait)"
   if wait_ready 3 10; then
     note "r3 (new worker file) started while full: worker $(worker_of 3)"; start_clients 3
   else
-    note "r3 (new worker file) refused while full: $(grep -v ' info ' "$SD/r3.log" | tail -1 | cut -c1-120)"
+    note "r3 (new worker file) refused while full: $(grep -v ' info ' "$SD/r3.log" | tail -1 | cut -c26-110)"
     stop_replica 3 KILL
   fi
   rm -f "$st/filler"
@@ -529,7 +537,7 @@ scn_file_statedir() {
   if mount -o remount,ro "$st" 2>/dev/null; then
     start_replica 0
     if wait_ready 0 10; then note "r0 started on a read-only state dir?"; FAILED=$((FAILED + 1)); else
-      note "read-only: r0 refused: $(grep -v ' info ' "$SD/r0.log" | tail -1 | cut -c1-120)"; fi
+      note "read-only: r0 refused: $(grep -v ' info ' "$SD/r0.log" | tail -1 | cut -c26-110)"; fi
     stop_replica 0 KILL
     mount -o remount,rw "$st"
   else
@@ -581,9 +589,9 @@ scn_netdelay() {
 }
 
 # Random faults, one after another, for the given seconds.
-scn_mixed() { # seconds
-  local dur=$1
-  begin mixed "random faults for $dur s (seed $SEED)"
+scn_mixed() { # name, seconds
+  local dur=$2
+  begin "$1" "random faults for $dur s (seed $SEED)"
   etcd_up
   start_n 3 fail wait logical || { finish; return; }
   local t0=$SECONDS i l a faults=()
@@ -644,8 +652,18 @@ for s in "${SCENARIOS[@]}"; do
     file-statedir) scn_file_statedir ;;
     netdelay) scn_netdelay ;;
     mixed)
-      left=$((MINUTES * 60 - (SECONDS - START_S) - PHASE - TTL - 10))
-      scn_mixed $((left > 4 * PHASE ? left : 4 * PHASE)) ;;
+      if [[ $MINUTES -gt 0 ]]; then
+        # Rounds of at most ROUND s, each checked on its own, until the time is up.
+        round=1
+        while :; do
+          left=$((MINUTES * 60 - (SECONDS - START_S) - PHASE - TTL - 15))
+          ((left >= 20)) || break
+          scn_mixed "mixed-$round" $((left > ROUND ? ROUND : left))
+          round=$((round + 1))
+        done
+      else
+        scn_mixed mixed $((6 * PHASE))
+      fi ;;
     *) echo "run.sh: unknown scenario '$s'" >&2; exit 2 ;;
   esac
 done
