@@ -96,14 +96,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+# Ports come from below the kernel's ephemeral range, where the clients' own outgoing
+# connections (thousands of them, many in TIME_WAIT) cannot be sitting on them.
+read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
+PORT_LO=20000 PORT_SPAN=$((EPH_LO > 21000 ? EPH_LO - 20000 : 10000))
+port_free() { ! ss -Htan "sport = :$1" 2>/dev/null | grep -q .; }
 # free_port: a free loopback port this run has not handed out before (a replica binds
 # only later, so ss alone would not see the previous pick).
 declare -A USED_PORTS
 free_port() {
   local p
   for _ in $(seq 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((PORT_LO + RANDOM % PORT_SPAN))
     [[ -z ${USED_PORTS[$p]:-} ]] && port_free "$p" && { echo "$p"; return; }
   done
   echo "run.sh: no free port" >&2; return 1
@@ -190,10 +194,24 @@ stop_clients() {
 
 # ---- etcd -------------------------------------------------------------------------
 
+# etcd_up: the 3-member cluster, started once (before any client exists, so before the
+# clients' ephemeral ports can collide with the ones etcd-cluster.sh picks; it is
+# retried on a fresh directory if a member could not bind).
 etcd_up() {
   [[ -n $EPS ]] && return 0
-  EPS=$("$SRC/scripts/etcd-cluster.sh" start "$ETCD_DIR" 3)
-  log "etcd cluster at $EPS"
+  local try
+  for try in 1 2 3; do
+    if EPS=$("$SRC/scripts/etcd-cluster.sh" start "$ETCD_DIR" 3); then
+      log "etcd cluster at $EPS"
+      return 0
+    fi
+    "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
+    mv "$ETCD_DIR" "$ETCD_DIR.failed$try"
+    rm -rf "$ETCD_DIR.failed$try"/m*/
+    EPS=""
+  done
+  log "etcd cluster did not start"
+  return 1
 }
 
 # etcd_restart I: starts member I again and waits until it answers with a leader.
@@ -659,6 +677,9 @@ scn_mixed() { # name, seconds
 }
 
 log "seed $SEED, phase $PHASE s, batch $BATCH, pause $PAUSE_MS ms, TTL $TTL s, work $WORK"
+for s in "${SCENARIOS[@]}"; do
+  case "$s" in negative|file-restart|file-statedir) ;; *) etcd_up; break ;; esac
+done
 for s in "${SCENARIOS[@]}"; do
   case "$s" in
     negative) scn_negative ;;
