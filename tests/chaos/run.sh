@@ -194,24 +194,41 @@ stop_clients() {
 
 # ---- etcd -------------------------------------------------------------------------
 
-# etcd_up: the 3-member cluster, started once (before any client exists, so before the
-# clients' ephemeral ports can collide with the ones etcd-cluster.sh picks; it is
-# retried on a fresh directory if a member could not bind).
+# etcd_up: the 3-member cluster, started once. Its ports come from free_port (below the
+# ephemeral range: a member restarted later must be able to bind its ports again, and
+# scripts/etcd-cluster.sh picks from 20000-60000, where a client's outgoing connection
+# may be sitting on them). The directory has etcd-cluster.sh's layout, so its leader,
+# kill, restart and stop commands work on it.
 etcd_up() {
   [[ -n $EPS ]] && return 0
-  local try
-  for try in 1 2 3; do
-    if EPS=$("$SRC/scripts/etcd-cluster.sh" start "$ETCD_DIR" 3); then
-      log "etcd cluster at $EPS"
-      return 0
-    fi
-    "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
-    mv "$ETCD_DIR" "$ETCD_DIR.failed$try"
-    rm -rf "$ETCD_DIR.failed$try"/m*/
-    EPS=""
+  local i cp pp cluster="" eps="" token="idgen-chaos-$$-$RANDOM"
+  local -a cports pports
+  mkdir -p "$ETCD_DIR"
+  for i in 0 1 2; do
+    cp=$(free_port); USED_PORTS[$cp]=1; pp=$(free_port); USED_PORTS[$pp]=1
+    cports[i]=$cp pports[i]=$pp
+    cluster+="${cluster:+,}m$i=http://127.0.0.1:$pp"
   done
-  log "etcd cluster did not start"
-  return 1
+  for i in 0 1 2; do
+    echo "http://127.0.0.1:${cports[i]}" >"$ETCD_DIR/m$i.url"
+    eps+="${eps:+,}http://127.0.0.1:${cports[i]}"
+    echo "etcd --name m$i --data-dir $ETCD_DIR/m$i" \
+      "--listen-client-urls http://127.0.0.1:${cports[i]}" \
+      "--advertise-client-urls http://127.0.0.1:${cports[i]}" \
+      "--listen-peer-urls http://127.0.0.1:${pports[i]}" \
+      "--initial-advertise-peer-urls http://127.0.0.1:${pports[i]}" \
+      "--initial-cluster $cluster --initial-cluster-token $token" \
+      "--initial-cluster-state new" >"$ETCD_DIR/m$i.cmd"
+    local -a cmd
+    read -ra cmd <"$ETCD_DIR/m$i.cmd"
+    "${cmd[@]}" >>"$ETCD_DIR/m$i.log" 2>&1 </dev/null &
+    echo $! >"$ETCD_DIR/m$i.pid"
+  done
+  echo 3 >"$ETCD_DIR/members"
+  echo "$eps" >"$ETCD_DIR/endpoints"
+  EPS=$eps
+  etcd_all_healthy || { log "etcd cluster did not start; see $ETCD_DIR/m*.log"; return 1; }
+  log "etcd cluster at $EPS"
 }
 
 # etcd_restart I: starts member I again and waits until it answers with a leader.
