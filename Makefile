@@ -1,10 +1,11 @@
 # A thin front for CMake: `make`, `make test`, `make run`, `make install PREFIX=...`.
+MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench bench-btree fuzz clean format
 
 all: build
 
@@ -30,6 +31,10 @@ install: build
 bench: build
 	@scripts/bench.sh
 
+# What each ID scheme does to a PostgreSQL B-tree; rewrites docs/btree.md's results.
+bench-btree: build
+	@bench/btree.sh --build $(BUILD) --docs
+
 fuzz:
 	@scripts/fuzz.sh
 
@@ -38,3 +43,12 @@ format:
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
+
+# Sequences, Redis INCR and the Flickr ticket server next to idgen; then idgen serve against
+# nginx, redis-server and its ceiling. Each rewrites bench/results/ and its docs section.
+.PHONY: bench-ticket bench-server
+bench-ticket: build
+	@bench/ticket.sh --build $(BUILD) --docs
+
+bench-server: build
+	@bench/server.sh --build $(BUILD) --docs

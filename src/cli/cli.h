@@ -60,5 +60,6 @@ const char *idgen__wide_kind(const char *text, size_t len);
 int idgen__cmd_check(int argc, char **argv);
 int idgen__cmd_decode(int argc, char **argv);
 int idgen__cmd_collide(int argc, char **argv);
+int idgen__cmd_serve(int argc, char **argv);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/decode_json.h"
 
 static const char usage_text[] =
     "usage: idgen decode [--layout L] [--format F] [--json] ID...\n"
@@ -45,6 +46,7 @@ typedef struct decode_opts {
  * UUIDs and ULIDs can fill the same record later). */
 typedef struct decoded {
   const char *wide;                   /* a UUID or ULID text (cmd_uuid.c prints it) */
+  uint64_t value;                     /* the 64-bit ID */
   char id[48];                        /* canonical text: decimal for 64-bit IDs */
   char layout[IDGEN_LAYOUT_NAME_MAX]; /* layout or scheme name */
   const char *form;                   /* the form the text was read as */
@@ -86,6 +88,7 @@ static int decode_id64(const char *text, const decode_opts *o, decoded *d, char 
     return rc;
   }
   memset(d, 0, sizeof *d);
+  d->value = id;
   snprintf(d->id, sizeof d->id, "%" PRIu64, id);
   snprintf(d->layout, sizeof d->layout, "%s",
            o->layout.name[0] ? o->layout.name : "custom");
@@ -134,17 +137,14 @@ static void print_text(const decoded *d, int first) {
     printf("%-10s %" PRIu64 "\n", d->fields[i].name, d->fields[i].value);
 }
 
-static void print_json(const decoded *d) {
-  char when[32];
-  if (idgen_format_time(d->time_ms, when, sizeof when) < 0)
-    snprintf(when, sizeof when, "?");
-  /* Names come from layout specs: [A-Za-z0-9_] only, so they need no escaping. */
-  printf("{\"id\":\"%s\",\"layout\":\"%s\",\"time\":\"%s\",\"time_ms\":%" PRId64
-         ",\"fields\":{",
-         d->id, d->layout, when, d->time_ms);
-  for (size_t i = 0; i < d->nfields; i++)
-    printf("%s\"%s\":%" PRIu64, i ? "," : "", d->fields[i].name, d->fields[i].value);
-  printf("}}\n");
+/* The same object as GET /v1/decode/{id} and RESP DECODE (server/decode_json.c). */
+static int print_json(const decoded *d, const idgen_layout *layout) {
+  char json[IDGEN_DECODE_JSON_MAX];
+  int n = idgen__decode_json(layout, d->value, json, sizeof json);
+  if (n < 0)
+    return n;
+  printf("%s\n", json);
+  return 0;
 }
 
 int idgen__cmd_decode(int argc, char **argv) {
@@ -200,16 +200,24 @@ int idgen__cmd_decode(int argc, char **argv) {
       free(all);
       return cli_error(CLI_USAGE, "decode", "%s", err);
     }
+  int status = CLI_OK;
   for (int i = 0; i < n; i++) {
     if (all[i].wide) {
       if (!json && i > 0)
         printf("\n");
       idgen__decode_wide(all[i].wide, strlen(all[i].wide), json, stdout);
-    } else if (json)
-      print_json(&all[i]);
-    else
+    } else if (json) {
+      if (print_json(&all[i], &o.layout) < 0) {
+        status =
+            cli_error(CLI_FAILED, "decode", "cannot write the JSON of '%s'", all[i].id);
+        break;
+      }
+    } else {
       print_text(&all[i], i == 0);
+    }
   }
   free(all);
-  return fflush(stdout) == 0 ? CLI_OK : CLI_FAILED;
+  if (fflush(stdout) != 0 && status == CLI_OK)
+    status = CLI_FAILED;
+  return status;
 }

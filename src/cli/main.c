@@ -5,16 +5,17 @@
 #include "cli/cli.h"
 
 static const cli_command commands[] = {
+    {"serve", idgen__cmd_serve, "run the ID service (HTTP/JSON and the Redis protocol)"},
     {"next", idgen__cmd_next, "print new Snowflake IDs"},
-    {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
-    {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
     {"uuid7", idgen__cmd_uuid7, "print new UUIDv7 (time-ordered, RFC 9562)"},
     {"uuid4", idgen__cmd_uuid4, "print new UUIDv4 (random, RFC 9562)"},
     {"ulid", idgen__cmd_ulid, "print new ULIDs (plain or --monotonic)"},
-    {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
     {"decode", idgen__cmd_decode, "show the time, node fields and sequence of IDs"},
+    {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"collide", idgen__cmd_collide, "chance that a scheme's IDs collide at a rate"},
     {"lease", idgen__cmd_lease, "show what a worker-ID provider would claim, and holders"},
+    {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
+    {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
 };
 
 static void usage(FILE *out) {

@@ -3,40 +3,12 @@
 #include <string.h>
 
 #include "codec/codec_internal.h"
+#include "core/text_internal.h"
 
 #define TIME_DIGITS 17
 #define MS_PER_DAY INT64_C(86400000)
 /* 10000-01-01T00:00:00Z: four year digits end here. */
 #define YEAR_10000_MS INT64_C(253402300800000)
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = yoe + era * 400 + (*m <= 2);
-}
-
-static int days_in_month(int64_t y, int64_t m) {
-  static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
-    return 29;
-  return days[m - 1];
-}
 
 /* The NODE fields' widths in layout order; returns how many. */
 static int node_widths(const idgen_layout *layout,
@@ -62,7 +34,7 @@ int idgen__friendly_format(uint64_t id, const idgen_layout *layout, char *out,
     return IDGEN_ERANGE;
   int64_t ms = layout->epoch_ms + (int64_t)parts.ticks * (int64_t)layout->unit_ms;
   int64_t y, mo, d;
-  civil_from_days(ms / MS_PER_DAY, &y, &mo, &d);
+  idgen__civil_from_days(ms / MS_PER_DAY, &y, &mo, &d);
   int64_t in_day = ms % MS_PER_DAY;
   char buf[IDGEN_FORMAT_MAX];
   int n = snprintf(buf, sizeof buf, "%04d%02d%02d%02d%02d%02d%03d", (int)y, (int)mo, (int)d,
@@ -90,11 +62,11 @@ static int parse_time17(const char *s, int64_t *ms) {
   int64_t y = digits_at(s, 4), mo = digits_at(s + 4, 2), d = digits_at(s + 6, 2);
   int64_t h = digits_at(s + 8, 2), mi = digits_at(s + 10, 2), sec = digits_at(s + 12, 2);
   int64_t milli = digits_at(s + 14, 3);
-  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
+  if (mo < 1 || mo > 12 || d < 1 || d > idgen__days_in_month(y, mo) || h > 23 || mi > 59 ||
       sec > 59)
     return IDGEN_EFORMAT;
-  *ms = days_from_civil(y, mo, d) * MS_PER_DAY + h * 3600000 + mi * 60000 + sec * 1000 +
-        milli;
+  *ms = idgen__days_from_civil(y, mo, d) * MS_PER_DAY + h * 3600000 + mi * 60000 +
+        sec * 1000 + milli;
   return 0;
 }
 

@@ -1,5 +1,6 @@
 /* hex.c: IDs as 16 hex digits, lower case out, either case in, no "0x". */
 #include "codec/codec_internal.h"
+#include "core/text_internal.h"
 
 int idgen__hex_format(uint64_t id, char *out, size_t outlen) {
   static const char digits[] = "0123456789abcdef";
@@ -12,16 +13,6 @@ int idgen__hex_format(uint64_t id, char *out, size_t outlen) {
   return IDGEN__HEX_WIDTH;
 }
 
-static int digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 int idgen__hex_parse(const char *s, size_t len, uint64_t *id) {
   if (len == 0)
     return IDGEN_EEMPTY;
@@ -30,13 +21,13 @@ int idgen__hex_parse(const char *s, size_t len, uint64_t *id) {
   if (len != IDGEN__HEX_WIDTH)
     return IDGEN_ELENGTH;
   for (size_t i = 0; i < len; i++)
-    if (digit(s[i]) < 0)
+    if (idgen__hex_value((unsigned char)s[i]) < 0)
       return IDGEN_ECHAR;
-  if (digit(s[0]) > 7)
+  if (idgen__hex_value((unsigned char)s[0]) > 7)
     return IDGEN_EOVERFLOW;
   uint64_t v = 0;
   for (size_t i = 0; i < len; i++)
-    v = v << 4 | (uint64_t)digit(s[i]);
+    v = v << 4 | (uint64_t)idgen__hex_value((unsigned char)s[i]);
   *id = v;
   return 0;
 }

@@ -64,12 +64,12 @@ void idgen_clock_wall_init(idgen_clock_wall *clock) {
  * offset forward; one found behind (a step back) is ignored. */
 static int64_t mono_now(idgen_clock *base) {
   idgen_clock_mono *clock = (idgen_clock_mono *)base;
-  int64_t mono = idgen_monotonic_ns();
+  int64_t mono = read_clock(CLOCK_MONOTONIC);
   int64_t offset = atomic_load_explicit(&clock->offset_ns, memory_order_relaxed);
   if (mono >= atomic_load_explicit(&clock->next_check_ns, memory_order_relaxed)) {
     atomic_store_explicit(&clock->next_check_ns, mono + clock->check_ns,
                           memory_order_relaxed);
-    int64_t ahead = idgen_wall_ns() - mono;
+    int64_t ahead = read_clock(CLOCK_REALTIME) - mono;
     while (ahead > offset && !atomic_compare_exchange_weak_explicit(
                                  &clock->offset_ns, &offset, ahead, memory_order_relaxed,
                                  memory_order_relaxed))

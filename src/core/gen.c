@@ -222,7 +222,8 @@ typedef struct reservation {
 
 /* Reserves up to want (>= 1) consecutive sequence numbers in one time unit with one
  * CAS. Returns 0 with *r filled, or a negative error. */
-static int reserve(idgen_gen *gen, uint64_t want, reservation *r) {
+static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_t want,
+                                                         reservation *r) {
   int64_t behind_since = -1; /* clock time when this call found the clock behind */
   for (;;) {
     uint64_t arm = atomic_load_explicit(&gen->arm_seq, memory_order_acquire);
@@ -339,7 +340,7 @@ static inline uint64_t compose(const idgen_gen *gen, const reservation *r, uint6
 }
 
 int idgen_gen_next(idgen_gen *gen, uint64_t *id) {
-  reservation r;
+  reservation r = {0, 0, 0, 0};
   int rc = reserve(gen, 1, &r);
   if (rc < 0)
     return rc;
@@ -350,7 +351,7 @@ int idgen_gen_next(idgen_gen *gen, uint64_t *id) {
 int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n) {
   size_t done = 0;
   while (done < n) {
-    reservation r;
+    reservation r = {0, 0, 0, 0};
     int rc = reserve(gen, n - done, &r);
     if (rc < 0)
       return done ? (int64_t)done : rc;

@@ -3,12 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text_internal.h"
 #include "idgen/layout.h"
 
 #define MS_PER_DAY INT64_C(86400000)
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+int64_t idgen__days_from_civil(int64_t y, int64_t m, int64_t d) {
   y -= m <= 2;
   int64_t era = (y >= 0 ? y : y - 399) / 400;
   int64_t yoe = y - era * 400;
@@ -17,15 +18,15 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
   return era * 146097 + doe - 719468;
 }
 
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
+void idgen__civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d) {
   z += 719468;
   int64_t era = (z >= 0 ? z : z - 146096) / 146097;
   int64_t doe = z - era * 146097;
   int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
   int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
   int64_t mp = (5 * doy + 2) / 153;
-  *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-  *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
   *y = yoe + era * 400 + (*m <= 2);
 }
 
@@ -37,14 +38,13 @@ int idgen_format_time(int64_t unix_ms, char *out, size_t outlen) {
     ms_of_day += MS_PER_DAY;
     days--;
   }
-  int64_t year;
-  int month, day;
-  civil_from_days(days, &year, &month, &day);
+  int64_t year, month, day;
+  idgen__civil_from_days(days, &year, &month, &day);
   if (year < 0 || year > 9999)
     return IDGEN_ERANGE;
   int s = (int)(ms_of_day / 1000);
-  snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (int)year, month, day,
-           s / 3600, s / 60 % 60, s % 60, (int)(ms_of_day % 1000));
+  snprintf(out, outlen, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (int)year, (int)month,
+           (int)day, s / 3600, s / 60 % 60, s % 60, (int)(ms_of_day % 1000));
   return 24;
 }
 
@@ -59,7 +59,7 @@ static int64_t digits(const char *s, size_t n) {
   return v;
 }
 
-static int days_in_month(int64_t y, int64_t m) {
+int idgen__days_in_month(int64_t y, int64_t m) {
   static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   return days[m - 1] + (m == 2 && leap);
@@ -89,10 +89,10 @@ int idgen_parse_time(const char *s, size_t len, int64_t *unix_ms) {
     if (h < 0 || mi < 0 || sec < 0 || ms < 0)
       return IDGEN_ECHAR;
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 ||
+  if (mo < 1 || mo > 12 || d < 1 || d > idgen__days_in_month(y, mo) || h > 23 || mi > 59 ||
       sec > 59)
     return IDGEN_EOVERFLOW;
-  *unix_ms =
-      days_from_civil(y, mo, d) * MS_PER_DAY + ((h * 60 + mi) * 60 + sec) * 1000 + ms;
+  *unix_ms = idgen__days_from_civil(y, mo, d) * MS_PER_DAY +
+             ((h * 60 + mi) * 60 + sec) * 1000 + ms;
   return 0;
 }

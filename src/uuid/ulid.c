@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "idgen/uuid.h"
+#include "core/text_internal.h"
 #include "uuid/uuid_internal.h"
 
 _Static_assert(sizeof(idgen_ulid) == 16, "idgen_ulid must be exactly 16 bytes");
@@ -176,26 +177,12 @@ int64_t idgen_ulid_time_ms(idgen_ulid u) {
 
 /* ---- Crockford base32 ------------------------------------------------------------ */
 
-static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/* Character -> 5-bit value, or -1: either case; I, L, O, U map to nothing. */
-static const int8_t crockford_value[256] = {
-    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,
-    ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14,
-    ['E'] = 15, ['F'] = 16, ['G'] = 17, ['H'] = 18, ['J'] = 19, ['K'] = 20, ['M'] = 21,
-    ['N'] = 22, ['P'] = 23, ['Q'] = 24, ['R'] = 25, ['S'] = 26, ['T'] = 27, ['V'] = 28,
-    ['W'] = 29, ['X'] = 30, ['Y'] = 31, ['Z'] = 32, ['a'] = 11, ['b'] = 12, ['c'] = 13,
-    ['d'] = 14, ['e'] = 15, ['f'] = 16, ['g'] = 17, ['h'] = 18, ['j'] = 19, ['k'] = 20,
-    ['m'] = 21, ['n'] = 22, ['p'] = 23, ['q'] = 24, ['r'] = 25, ['s'] = 26, ['t'] = 27,
-    ['v'] = 28, ['w'] = 29, ['x'] = 30, ['y'] = 31, ['z'] = 32,
-}; /* stored + 1 so that the zero default means "not in the alphabet" */
-
 int idgen_ulid_format(idgen_ulid u, char *out, size_t outlen) {
   if (!out || outlen < IDGEN_ULID_TEXT_LEN + 1)
     return IDGEN_EBUFSIZE;
   u128 v = (u128)idgen__load_be64(u.b) << 64 | idgen__load_be64(u.b + 8);
   for (int i = IDGEN_ULID_TEXT_LEN - 1; i >= 0; i--) {
-    out[i] = crockford[(unsigned)(v & 31u)];
+    out[i] = idgen__crockford_alphabet[(unsigned)(v & 31u)];
     v >>= 5;
   }
   out[IDGEN_ULID_TEXT_LEN] = '\0';
@@ -211,12 +198,12 @@ int idgen_ulid_parse(const char *s, size_t len, idgen_ulid *out) {
     return IDGEN_ELENGTH;
   u128 v = 0;
   for (size_t i = 0; i < IDGEN_ULID_TEXT_LEN; i++) {
-    int d = crockford_value[(unsigned char)s[i]] - 1;
+    int d = idgen__crockford_value((unsigned char)s[i]);
     if (d < 0)
       return IDGEN_ECHAR;
     v = v << 5 | (unsigned)d;
   }
-  if (crockford_value[(unsigned char)s[0]] - 1 > 7)
+  if (idgen__crockford_value((unsigned char)s[0]) > 7)
     return IDGEN_EOVERFLOW; /* 26 chars hold 130 bits; the top two must be zero */
   idgen__store_be64(out->b, (uint64_t)(v >> 64));
   idgen__store_be64(out->b + 8, (uint64_t)v);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "idgen/uuid.h"
+#include "core/text_internal.h"
 #include "uuid/uuid_internal.h"
 
 _Static_assert(sizeof(idgen_uuid) == 16, "idgen_uuid must be exactly 16 bytes");
@@ -13,9 +14,10 @@ _Static_assert(sizeof(idgen_uuid) == 16, "idgen_uuid must be exactly 16 bytes");
 #define MS_MAX UINT64_C(0xFFFFFFFFFFFF)
 #define TICK_MAX ((MS_MAX << 12) | 0xFFFu)
 #define RAND_B_MAX ((UINT64_C(1) << 62) - 1)
-#define RAND_B_SEED_MASK ((UINT64_C(1) << 61) - 1) /* the top bit of rand_b is the guard   \
-                                                    */
-#define BATCH_CHUNK 64                             /* values per random fill in a batch */
+#define RAND_B_SEED_MASK                                                                   \
+  ((UINT64_C(1) << 61) - 1) /* the top bit of rand_b is the guard                          \
+                             */
+#define BATCH_CHUNK 64      /* values per random fill in a batch */
 
 struct idgen_uuid7_gen {
   idgen_clock *clock;
@@ -260,16 +262,6 @@ int idgen_uuid_format(idgen_uuid u, char *out, size_t outlen) {
   return IDGEN_UUID_TEXT_LEN;
 }
 
-static int hex_value(unsigned char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 int idgen_uuid_parse(const char *s, size_t len, idgen_uuid *out) {
   if (!out || (!s && len > 0))
     return IDGEN_EINVAL;
@@ -287,7 +279,7 @@ int idgen_uuid_parse(const char *s, size_t len, idgen_uuid *out) {
         return IDGEN_EFORMAT;
       continue;
     }
-    int v = hex_value(c);
+    int v = idgen__hex_value(c);
     if (v < 0)
       return c == '-' ? IDGEN_EFORMAT : IDGEN_ECHAR;
     if (nibbles % 2 == 0)

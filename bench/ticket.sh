@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# bench/ticket.sh: a database sequence, Redis INCR and the Flickr ticket server next to
+# idgen, in one run on loopback. Starts every server itself (temp dir, free ports), stops
+# each by PID, prints a table of IDs/s and p50/p99 with ratios to idgen, writes a JSON file.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+usage: bench/ticket.sh [options]
+In one run on 127.0.0.1, one ID per round trip unless said otherwise:
+  PostgreSQL 15 SELECT nextval() (pgbench -M prepared, 1 and 8 clients),
+  Redis INCR (redis-benchmark, 50 clients, pipelines 1 and 16),
+  the Flickr ticket server on MariaDB (REPLACE INTO Tickets64 ...; SELECT LAST_INSERT_ID();
+  MyISAM as Flickr published it, 1 and 8 clients; two servers with auto_increment_increment=2
+  and offsets 1 and 2, clients alternating; InnoDB, durable, 8 clients),
+  idgen serve --threads 1 over HTTP (wrk: /v1/id with 1 and 8 connections, /v1/ids?count=64
+  and 4096) and over RESP (redis-benchmark ID, the same settings as Redis INCR).
+Each idgen row is the peer of the rows with the same concurrency; "idgen ÷ this" is the
+ratio of their IDs/s in this run.
+  --seconds S    length of each measurement (default 5)
+  --idgen PATH   the idgen binary (default BUILD/idgen)
+  --build DIR    the build dir with idgen and bench_ticket_client (default: build)
+  --json FILE    the result file (default bench/results/ticket.json)
+  --md FILE      the markdown section (default bench/results/ticket.md)
+  --docs         also replace the ticket section of docs/benchmarks.md
+  -h, --help     this text
+EOF
+}
+
+src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=5
+build_dir="$src_dir/build"
+idgen=""
+json="$src_dir/bench/results/ticket.json"
+md="$src_dir/bench/results/ticket.md"
+docs=0
+bl_name="bench/ticket.sh"
+die() { echo "$bl_name: $*" >&2; exit 2; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --seconds) [[ $# -ge 2 ]] || die "--seconds needs a value"; seconds=$2; shift 2 ;;
+    --idgen) [[ $# -ge 2 ]] || die "--idgen needs a value"; idgen=$2; shift 2 ;;
+    --build) [[ $# -ge 2 ]] || die "--build needs a value"; build_dir=$2; shift 2 ;;
+    --json) [[ $# -ge 2 ]] || die "--json needs a value"; json=$2; shift 2 ;;
+    --md) [[ $# -ge 2 ]] || die "--md needs a value"; md=$2; shift 2 ;;
+    --docs) docs=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds must be a positive integer"
+[[ -n "$idgen" ]] || idgen="$build_dir/idgen"
+client="$build_dir/bench_ticket_client"
+[[ -x "$idgen" ]] || { echo "$bl_name: $idgen not built" >&2; exit 1; }
+[[ -x "$client" ]] || { echo "$bl_name: $client not built (needs libmariadb-dev)" >&2; exit 1; }
+for tool in wrk redis-server redis-benchmark mariadbd mariadb-install-db mariadb pgbench psql; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "$bl_name: $tool not found (scripts/deps.sh bench)" >&2; exit 1; }
+done
+"$idgen" serve --help >/dev/null 2>&1 || { echo "$bl_name: $idgen has no serve command" >&2; exit 1; }
+
+# shellcheck source=bench/server_lib.sh
+source "$src_dir/bench/server_lib.sh"
+bl_check_loopback
+bl_init
+machine=$(bl_machine)
+date=$(date -u +%Y-%m-%dT%H:%MZ)
+cmd="bench/ticket.sh --seconds $seconds"
+load_avg=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# redis-benchmark takes a request count: a short probe (which also warms up) sizes it.
+redis_run() { # PORT PIPELINE COMMAND...
+  local port=$1 pipe=$2 probe rps n
+  shift 2
+  probe=$(bl_redis_bench "$port" 50 $((20000 * pipe)) "$pipe" "$@")
+  rps=$(bl_kv "$probe" rps)
+  n=$(awk -v r="$rps" -v s="$seconds" 'BEGIN { n = int(r * s); print n < 10000 ? 10000 : n }')
+  bl_redis_bench "$port" 50 "$n" "$pipe" "$@"
+}
+
+# --- idgen ---------------------------------------------------------------------------------
+bl_start_idgen "$idgen"
+bl_log "idgen serve pid $idgen_pid, HTTP $idgen_http, RESP $idgen_resp"
+url="http://127.0.0.1:$idgen_http"
+wrk -t1 -c8 -d1s "$url/v1/id" >/dev/null # warm-up
+for c in 1 8; do
+  r=$(bl_wrk "$url/v1/id" "$c" "$seconds")
+  bl_row "idgen_http_c$c" "idgen HTTP /v1/id" "$c" 1 1 "$(bl_kv "$r" rps)" \
+    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" "wrk -t1 -c$c -d${seconds}s $url/v1/id"
+done
+for n in 64 4096; do
+  r=$(bl_wrk "$url/v1/ids?count=$n" 8 "$seconds")
+  ids=$(awk -v r="$(bl_kv "$r" rps)" -v n="$n" 'BEGIN { printf "%.1f", r * n }')
+  bl_row "idgen_http_batch$n" "idgen HTTP /v1/ids?count=$n" 8 1 "$n" "$ids" \
+    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" "wrk -t1 -c8 -d${seconds}s '$url/v1/ids?count=$n'"
+done
+for p in 1 16; do
+  r=$(redis_run "$idgen_resp" "$p" ID)
+  bl_row "idgen_resp_p$p" "idgen RESP ID" 50 "$p" 1 "$(bl_kv "$r" rps)" \
+    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" "redis-benchmark -p PORT -c 50 -P $p ID"
+done
+
+# --- Redis INCR ----------------------------------------------------------------------------
+bl_start_redis
+bl_log "redis-server pid $redis_pid, port $redis_port"
+for p in 1 16; do
+  r=$(redis_run "$redis_port" "$p" INCR ticket)
+  bl_row "redis_incr_p$p" "Redis INCR" 50 "$p" 1 "$(bl_kv "$r" rps)" \
+    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "idgen_resp_p$p" \
+    "redis-benchmark -p PORT -c 50 -P $p INCR ticket"
+done
+
+# --- PostgreSQL nextval --------------------------------------------------------------------
+bl_start_pg
+bl_log "PostgreSQL on port $pg_port"
+psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE SEQUENCE ticket" postgres
+echo "SELECT nextval('ticket');" >"$bl_tmp/nextval.sql"
+for c in 1 8; do
+  j=$((c < 2 ? 1 : 2))
+  rm -rf "$bl_tmp/pgbench"
+  mkdir "$bl_tmp/pgbench"
+  out=$(cd "$bl_tmp/pgbench" && pgbench -h 127.0.0.1 -p "$pg_port" -U postgres -n -M prepared \
+        -f "$bl_tmp/nextval.sql" -c "$c" -j "$j" -T "$seconds" -l postgres 2>&1) ||
+    { echo "$out" >&2; bl_die "pgbench failed"; }
+  tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' <<<"$out")
+  # The per-transaction log: client, transaction, latency in us, ...
+  read -r p50 p99 < <(cat "$bl_tmp/pgbench"/pgbench_log.* | awk '{ print $3 }' | sort -n |
+    awk '{ v[NR] = $1 } END { print v[int(NR * 0.5) + 1], v[int(NR * 0.99) + 1] }')
+  bl_row "pg_nextval_c$c" "PostgreSQL SELECT nextval()" "$c" 1 1 "$tps" "$p50" "$p99" \
+    "idgen_http_c$c" "pgbench -n -M prepared -f nextval.sql -c $c -j $j -T $seconds -l"
+done
+
+# --- MariaDB: the Flickr ticket server -----------------------------------------------------
+bl_start_mariadb mdb1 --auto-increment-increment=2 --auto-increment-offset=1
+mdb1=$mdb_port
+bl_start_mariadb mdb2 --auto-increment-increment=2 --auto-increment-offset=2
+mdb2=$mdb_port
+bl_log "mariadbd on ports $mdb1 and $mdb2"
+for p in "$mdb1" "$mdb2"; do
+  mariadb --no-defaults -h 127.0.0.1 -P "$p" -u root test -e "
+    CREATE TABLE Tickets64 (id bigint unsigned NOT NULL auto_increment,
+      stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=MyISAM;
+    CREATE TABLE Tickets64i (id bigint unsigned NOT NULL auto_increment,
+      stub char(1) NOT NULL default '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) ENGINE=InnoDB;"
+done
+ticket_run() { # KEY LABEL CLIENTS PEER TABLE PORT...
+  local key=$1 label=$2 c=$3 peer=$4 table=$5 args=() p r
+  shift 5
+  for p in "$@"; do args+=(--server "127.0.0.1:$p"); done
+  r=$("$client" "${args[@]}" --clients "$c" --seconds "$seconds" --table "$table") ||
+    bl_die "bench_ticket_client failed ($label)"
+  [[ $(bl_kv "$r" distinct) == yes ]] || bl_die "$label: an ID came back twice"
+  local tries
+  tries=$(bl_kv "$r" retries)
+  if [[ "$tries" != 0 ]]; then
+    echo "- $label, $c clients: $tries requests deadlocked and were retried (counted once, their latency includes the retries)." >>"$bl_tmp/notes.md"
+  fi
+  bl_row "$key" "$label" "$c" 1 1 "$(bl_kv "$r" rate)" "$(bl_kv "$r" p50_us)" \
+    "$(bl_kv "$r" p99_us)" "$peer" \
+    "bench_ticket_client ${args[*]//127.0.0.1:[0-9]*/127.0.0.1:PORT} --clients $c --seconds $seconds --table $table"
+}
+ticket_run flickr_c1 "Flickr ticket, MyISAM, 1 server" 1 idgen_http_c1 Tickets64 "$mdb1"
+ticket_run flickr_c8 "Flickr ticket, MyISAM, 1 server" 8 idgen_http_c8 Tickets64 "$mdb1"
+ticket_run flickr2_c8 "Flickr ticket, MyISAM, 2 servers" 8 idgen_http_c8 Tickets64 "$mdb1" "$mdb2"
+ticket_run flickr_innodb_c8 "Flickr ticket, InnoDB, 1 server" 8 idgen_http_c8 Tickets64i "$mdb1"
+
+# --- Output --------------------------------------------------------------------------------
+mkdir -p "$(dirname "$json")" "$(dirname "$md")"
+bl_json "$json" "$date" "$machine" "$cmd"
+pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_version" postgres | cut -d' ' -f1)
+{
+  echo "Run of $date: \`$cmd\` (each row ${seconds} s; \`make bench-ticket\`)."
+  echo "Machine: $machine. Absolute figures are this shared machine's;"
+  echo "compare rows within the run. Loopback qdisc: \`$bl_qdisc\`; load average at the start: $load_avg."
+  echo "Versions: $("$idgen" --version 2>/dev/null | head -n 1 || echo 'idgen ?') (\`serve --threads 1\`),"
+  echo "$(redis-server --version | cut -d' ' -f1-3), PostgreSQL $pg_version,"
+  echo "$(mariadbd --version | sed 's/.*Ver \([^ ]*\).*/MariaDB \1/'), $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2)."
+  echo
+  bl_table
+  echo
+  echo "p50/p99 are per request (a batch request carries all its IDs). wrk and"
+  echo "redis-benchmark are closed-loop: each connection sends its next request when the last"
+  echo "one returns. Each idgen row is the peer of the rows with the same client count and"
+  echo "pipeline; \"idgen ÷ this\" divides their IDs/s, measured minutes apart in this run."
+  if [[ -s "$bl_tmp/notes.md" ]]; then echo; cat "$bl_tmp/notes.md"; fi
+} >"$md"
+echo
+cat "$md"
+bl_log "wrote $json and $md"
+# The plot: IDs/s per setup, log scale, idgen's rows in their own colour.
+png="$(dirname "$json")/ticket_ids.png"
+if command -v gnuplot >/dev/null 2>&1; then
+  awk -F'\t' '{ l = $2 " (" $3 "c" ($4 > 1 ? ", P" $4 : "") ")"; sub(/^Flickr ticket, /, "Flickr ", l)
+                 sub(/PostgreSQL SELECT nextval\(\)/, "PG nextval()", l)
+                 sub(/idgen HTTP \/v1\/ids\?count=/, "idgen HTTP batch ", l); sub(/ server/, " srv", l)
+                 if ($1 ~ /^idgen/) print l "\t" $6 "\t?"; else print l "\t?\t" $6 }' \
+    "$bl_tmp/rows.tsv" >"$bl_tmp/plot.tsv"
+  gnuplot <<EOF || bl_log "gnuplot failed: no plot"
+set terminal pngcairo size 1100,620 font "DejaVu Sans,10" noenhanced
+set output "$png"
+set datafile separator "\t"
+set title "IDs per second on loopback, one run ($date; this machine: $(nproc) cores)"
+set datafile missing "?"
+set style fill solid 0.85 border -1
+set boxwidth 0.75
+set xrange [-0.6:*]
+set logscale y
+set yrange [1000:*]
+set offsets 0, 0, graph 0.08, 0
+set ylabel "IDs/s (log scale)"
+set format y "%.0s%c"
+set grid ytics
+set xtics rotate by -35 left nomirror
+set key outside top center horizontal
+set bmargin 10
+set rmargin 14
+plot "$bl_tmp/plot.tsv" using 0:2:xtic(1) with boxes title "idgen serve (1 thread)" lc rgb "#2a7fbf", \
+     "" using 0:3 with boxes title "sequence / counter / ticket server" lc rgb "#d9822b"
+EOF
+fi
+if [[ $docs -eq 1 ]]; then
+  mkdir -p "$src_dir/docs/img"
+  [[ -f "$png" ]] && cp "$png" "$src_dir/docs/img/ticket_ids.png"
+  { cat "$md"; echo; echo "![IDs per second per setup](img/ticket_ids.png)"; } >"$bl_tmp/md_docs.md"
+  bl_docs_section "$src_dir/docs/benchmarks.md" ticket-results "$bl_tmp/md_docs.md"
+  bl_log "updated docs/benchmarks.md and docs/img/ticket_ids.png"
+fi

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# scripts/pg-cluster.sh: a throwaway PostgreSQL 15 cluster on 127.0.0.1 for benchmarks.
+#   scripts/pg-cluster.sh start DIR [SETTING=VALUE ...]   initdb DIR/data, start on a free
+#       port; prints "PORT PID"; writes DIR/port and DIR/pid. Settings go to postgresql.conf.
+#   scripts/pg-cluster.sh stop DIR                         fast shutdown of the PID in DIR/pid
+# As root, initdb and the server run as the `postgres` user (initdb refuses root); DIR is
+# then chowned to it, and DIR's parent must be searchable by that user (mktemp -d makes it
+# 0700: chmod 755 it). The caller removes DIR after `stop`.
+set -euo pipefail
+
+die() { echo "pg-cluster.sh: $*" >&2; exit "${2:-2}"; }
+[[ $# -ge 2 ]] || die "usage: scripts/pg-cluster.sh start|stop DIR [SETTING=VALUE ...]"
+action=$1 dir=$2
+shift 2
+
+pg_bin=""
+if command -v pg_config >/dev/null 2>&1 && [[ -x "$(pg_config --bindir)/initdb" ]]; then
+  pg_bin=$(pg_config --bindir)
+elif [[ -x /usr/lib/postgresql/15/bin/initdb ]]; then
+  pg_bin=/usr/lib/postgresql/15/bin
+fi
+
+as_pg() {
+  if [[ $(id -u) -eq 0 ]]; then
+    su postgres -s /bin/bash -c "$*"
+  else
+    bash -c "$*"
+  fi
+}
+
+case "$action" in
+  start)
+    [[ -n "$pg_bin" ]] || die "PostgreSQL server not found (scripts/deps.sh bench)" 1
+    mkdir -p "$dir"
+    dir=$(cd "$dir" && pwd)
+    chmod 755 "$dir"
+    if [[ $(id -u) -eq 0 ]]; then
+      chown postgres: "$dir"
+      su postgres -s /bin/bash -c "test -x '$dir'" ||
+        die "$dir is not reachable by the postgres user (chmod 755 its parents)" 1
+    fi
+    as_pg "'$pg_bin/initdb' -D '$dir/data' -U postgres -A trust --no-sync -E UTF8 --locale=C" \
+      >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    {
+      echo "listen_addresses = '127.0.0.1'"
+      echo "unix_socket_directories = '$dir'"
+      for kv in "$@"; do
+        [[ "$kv" == *=* ]] || die "setting '$kv' is not NAME=VALUE"
+        echo "${kv%%=*} = ${kv#*=}"
+      done
+    } >>"$dir/data/postgresql.conf"
+    port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+    for _ in 1 2 3 4 5; do
+      port=$((20000 + RANDOM % 40000))
+      port_free "$port" || continue
+      if as_pg "'$pg_bin/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 \
+                -o '-p $port' start" >/dev/null 2>&1; then
+        pid=$(head -n 1 "$dir/data/postmaster.pid")
+        echo "$port" >"$dir/port"
+        echo "$pid" >"$dir/pid"
+        echo "$port $pid"
+        exit 0
+      fi
+    done
+    cat "$dir/server.log" >&2 2>/dev/null || true
+    die "PostgreSQL did not start" 1
+    ;;
+  stop)
+    [[ -f "$dir/pid" ]] || exit 0
+    pid=$(cat "$dir/pid")
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -INT "$pid" 2>/dev/null || true # fast shutdown
+      for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -QUIT "$pid" 2>/dev/null || true
+    fi
+    rm -f "$dir/pid"
+    ;;
+  *) die "unknown action '$action' (start, stop)" ;;
+esac

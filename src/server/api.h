@@ -1,0 +1,52 @@
+/* api.h: the HTTP routes as a function of a parsed request: no sockets, no h2o, so the
+ * fuzzer and the tests can call it directly. */
+#ifndef IDGEN_SERVER_API_H
+#define IDGEN_SERVER_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "server/buf.h"
+#include "server/metrics.h"
+#include "server/service.h"
+
+/* What one serving thread owns: its metric shard and scratch space. */
+typedef struct idgen__tctx {
+  idgen__svc *svc;
+  idgen__metrics *m;
+  idgen__buf out;     /* the response body being built */
+  uint64_t *ids;      /* room for max_count IDs */
+  size_t ids_cap;
+} idgen__tctx;
+
+int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard);
+void idgen__tctx_free(idgen__tctx *t);
+
+typedef struct idgen__http_req {
+  const char *method;
+  size_t method_len;
+  const char *path; /* up to '?' */
+  size_t path_len;
+  const char *query; /* after '?'; NULL when there is none */
+  size_t query_len;
+  const char *authorization; /* the Authorization header's value, or NULL */
+  size_t authorization_len;
+  size_t request_line_bytes; /* method + target + version */
+  size_t header_bytes;       /* every "name: value\r\n" line together */
+} idgen__http_req;
+
+typedef struct idgen__http_res {
+  int status;
+  const char *reason;
+  const char *content_type;
+  int retry_after_s;  /* > 0: send Retry-After */
+  int allow;          /* 405: send "Allow: GET, HEAD" */
+  int www_authenticate; /* 401: send "WWW-Authenticate: Bearer" */
+  int close;          /* close the connection after this response */
+} idgen__http_res;
+
+/* Handles one request: fills res and puts the body in t->out. Never fails: errors are
+ * responses ({"error":{"code":"…","message":"…"}}). */
+void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res);
+
+#endif

@@ -1,0 +1,47 @@
+/* config.h: the configuration of `idgen serve`: defaults, IDGEN_* environment, flags. */
+#ifndef IDGEN_SERVER_CONFIG_H
+#define IDGEN_SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "idgen/lease.h"
+
+#define IDGEN_CFG_STR 256
+#define IDGEN_CFG_PATH 4096
+
+typedef struct idgen__serve_config {
+  char http[IDGEN_CFG_STR];  /* "ADDR:PORT"; "" disables the HTTP listener */
+  char resp[IDGEN_CFG_STR];  /* "ADDR:PORT"; "" disables the RESP listener */
+  char layout[IDGEN_CFG_STR];
+  char policy[IDGEN_CFG_STR];
+  idgen_lease_config lease;  /* --lease and its options (idgen_lease_options()) */
+  char auth_token_file[IDGEN_CFG_PATH];
+  char log_file[IDGEN_CFG_PATH];
+  uint64_t threads;          /* 0: one per core */
+  uint64_t max_conns;
+  uint64_t max_header_bytes;
+  uint64_t max_request_line;
+  uint64_t header_timeout_ms;
+  uint64_t idle_timeout_ms;
+  uint64_t max_count;
+  uint64_t shutdown_timeout_ms;
+  /* Derived, not options: */
+  char auth_token[IDGEN_CFG_STR]; /* read from auth_token_file; "" means no token */
+} idgen__serve_config;
+
+/* The largest --max-count accepted. */
+#define IDGEN_SERVE_MAX_COUNT_LIMIT 65536
+
+/* Fills cfg from defaults, then IDGEN_* variables, then argv (getopt_long). Returns 0,
+ * 1 when --help or --print-config was handled (printed to out), or a CLI_USAGE/CLI_FAILED
+ * status after writing one line to err. */
+int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FILE *out,
+                             char *err, size_t errlen);
+/* Writes the effective configuration, one "name = value  # source" line each. */
+void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out);
+/* Splits "ADDR:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
+int idgen__parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+
+#endif

@@ -1,0 +1,331 @@
+/* server.c: `idgen serve`'s process: listening sockets (SO_REUSEPORT, one per thread),
+ * the threads and their loops, signals, and the graceful stop. */
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/api.h"
+#include "server/log.h"
+#include "server/netloop.h"
+#include "server/service.h"
+
+typedef struct worker {
+  pthread_t thread;
+  size_t index;
+  idgen__svc *svc;
+  int http_fd, resp_fd;
+  int started;
+} worker;
+
+static _Atomic int stop_requested;
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fails if something already answers on the address: SO_REUSEPORT would otherwise let
+ * a second server (maybe with the same worker ID) share the port silently. */
+static int someone_listens(const struct sockaddr *sa, socklen_t len) {
+  int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return 0;
+  int rc = connect(fd, sa, len);
+  close(fd);
+  return rc == 0;
+}
+
+/* Opens n listening sockets on one address with SO_REUSEPORT; port 0 picks a free port
+ * once and shares it. Writes the bound "addr:port" into bound. */
+static int open_listeners(const char *what, const char *spec, int *fds, size_t n, size_t stride,
+                          char *bound, size_t boundlen) {
+  char host[256];
+  uint16_t port;
+  if (idgen__parse_hostport(spec, host, sizeof host, &port) < 0) {
+    idgen__log("error", "listen", "%s: '%s' is not ADDR:PORT", what, spec);
+    return -1;
+  }
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
+  struct addrinfo *ai = NULL;
+  char portstr[8];
+  snprintf(portstr, sizeof portstr, "%u", port);
+  int gai = getaddrinfo(host, portstr, &hints, &ai);
+  if (gai != 0) {
+    idgen__log("error", "listen", "%s: '%s': %s (a numeric address is needed)", what, host,
+               gai_strerror(gai));
+    return -1;
+  }
+  struct sockaddr_storage addr;
+  socklen_t addrlen = (socklen_t)ai->ai_addrlen;
+  memcpy(&addr, ai->ai_addr, ai->ai_addrlen);
+  freeaddrinfo(ai);
+  if (port != 0 && someone_listens((struct sockaddr *)&addr, addrlen)) {
+    idgen__log("error", "listen", "%s: %s is already in use", what, spec);
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+        bind(fd, (struct sockaddr *)&addr, addrlen) < 0 || listen(fd, 1024) < 0) {
+      idgen__log("error", "listen", "%s: %s: %s", what, spec, strerror(errno));
+      if (fd >= 0)
+        close(fd);
+      for (size_t j = 0; j < i; j++)
+        close(*(int *)((char *)fds + j * stride));
+      return -1;
+    }
+    if (i == 0) {
+      addrlen = sizeof addr;
+      getsockname(fd, (struct sockaddr *)&addr, &addrlen);
+    }
+    *(int *)((char *)fds + i * stride) = fd;
+  }
+  char ip[INET6_ADDRSTRLEN] = "?";
+  unsigned p = 0;
+  if (addr.ss_family == AF_INET6) {
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+    inet_ntop(AF_INET6, &a6->sin6_addr, ip, sizeof ip);
+    p = ntohs(a6->sin6_port);
+    snprintf(bound, boundlen, "[%s]:%u", ip, p);
+  } else {
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+    inet_ntop(AF_INET, &a4->sin_addr, ip, sizeof ip);
+    p = ntohs(a4->sin_port);
+    snprintf(bound, boundlen, "%s:%u", ip, p);
+  }
+  return 0;
+}
+
+static void *serve_thread(void *arg) {
+  worker *w = arg;
+  const idgen__serve_config *cfg = idgen__svc_config(w->svc);
+  idgen__tctx t;
+  idgen__net *net = NULL;
+  if (idgen__tctx_init(&t, w->svc, w->index) < 0) {
+    idgen__log("error", "thread", "thread %zu: out of memory", w->index);
+    kill(getpid(), SIGTERM);
+    return NULL;
+  }
+  idgen__net_config nc = {.tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd,
+                          .header_timeout_ms = cfg->header_timeout_ms,
+                          .idle_timeout_ms = cfg->idle_timeout_ms,
+                          .conns = idgen__svc_conns(w->svc), .max_conns = cfg->max_conns};
+  if (idgen__net_new(&net, &nc) < 0) {
+    idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
+    idgen__tctx_free(&t);
+    kill(getpid(), SIGTERM);
+    return NULL;
+  }
+  while (!atomic_load(&stop_requested))
+    idgen__net_run_once(net, 100);
+  idgen__net_stop_accepting(net);
+  int64_t deadline = mono_ms() + (int64_t)cfg->shutdown_timeout_ms;
+  while (idgen__net_open(net) > 0 && mono_ms() < deadline)
+    idgen__net_run_once(net, 20);
+  size_t left = idgen__net_open(net);
+  if (left)
+    idgen__log("warn", "shutdown", "thread %zu: closing %zu connections still open after %llu ms",
+               w->index, left, (unsigned long long)cfg->shutdown_timeout_ms);
+  idgen__net_free(net);
+  idgen__tctx_free(&t);
+  return NULL;
+}
+
+static int load_token(idgen__serve_config *cfg) {
+  if (!cfg->auth_token_file[0])
+    return 0;
+  FILE *f = fopen(cfg->auth_token_file, "r");
+  if (!f) {
+    idgen__log("error", "config", "--auth-token-file %s: %s", cfg->auth_token_file,
+               strerror(errno));
+    return -1;
+  }
+  size_t n = fread(cfg->auth_token, 1, sizeof cfg->auth_token - 1, f);
+  int more = fgetc(f) != EOF;
+  fclose(f);
+  cfg->auth_token[n] = 0;
+  while (n && (cfg->auth_token[n - 1] == '\n' || cfg->auth_token[n - 1] == '\r' ||
+               cfg->auth_token[n - 1] == ' ' || cfg->auth_token[n - 1] == '\t'))
+    cfg->auth_token[--n] = 0;
+  int bad = more || n == 0 || strlen(cfg->auth_token) != n;
+  for (size_t i = 0; !bad && i < n; i++)
+    bad = (unsigned char)cfg->auth_token[i] <= ' ' || (unsigned char)cfg->auth_token[i] >= 0x7f;
+  if (bad) {
+    idgen__log("error", "config",
+               "--auth-token-file %s: want one token of 1..%zu printable characters",
+               cfg->auth_token_file, sizeof cfg->auth_token - 1);
+    memset(cfg->auth_token, 0, sizeof cfg->auth_token);
+    return -1;
+  }
+  return 0;
+}
+
+static void raise_nofile(idgen__serve_config *cfg) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+    return;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  uint64_t room = rl.rlim_cur > 128 ? (uint64_t)rl.rlim_cur - 128 : 1;
+  if (cfg->max_conns > room) {
+    idgen__log("warn", "config", "--max-conns %llu lowered to %llu: open-file limit is %llu",
+               (unsigned long long)cfg->max_conns, (unsigned long long)room,
+               (unsigned long long)rl.rlim_cur);
+    cfg->max_conns = room;
+  }
+}
+
+int idgen__serve_run(idgen__serve_config *cfg) {
+  int rc = idgen__log_open(cfg->log_file);
+  if (rc < 0) {
+    fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));
+    return 1;
+  }
+  if (load_token(cfg) < 0)
+    return 1;
+  if (!cfg->http[0] && !cfg->resp[0]) {
+    idgen__log("error", "config", "both --http and --resp are empty: nothing to serve");
+    return 1;
+  }
+  raise_nofile(cfg);
+  size_t nthreads = (size_t)cfg->threads;
+  if (nthreads == 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    nthreads = cores > 0 ? (size_t)cores : 1;
+  }
+
+  /* Signals are taken by the main thread alone, with sigwait. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  worker *workers = calloc(nthreads, sizeof *workers);
+  if (!workers) {
+    idgen__log("error", "start", "out of memory");
+    return 1;
+  }
+  for (size_t i = 0; i < nthreads; i++)
+    workers[i].http_fd = workers[i].resp_fd = -1;
+  char http_bound[300] = "off", resp_bound[300] = "off";
+  if (cfg->http[0] && open_listeners("--http", cfg->http, &workers[0].http_fd, nthreads,
+                                     sizeof(worker), http_bound, sizeof http_bound) < 0)
+    goto fail_listen;
+  if (cfg->resp[0] && open_listeners("--resp", cfg->resp, &workers[0].resp_fd, nthreads,
+                                     sizeof(worker), resp_bound, sizeof resp_bound) < 0)
+    goto fail_listen;
+
+  char err[300];
+  idgen__svc *svc = NULL;
+  if (idgen__svc_new(&svc, cfg, nthreads, err, sizeof err) < 0) {
+    idgen__log("error", "start", "%s", err);
+    goto fail_listen;
+  }
+  idgen__log("info", "start",
+             "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%lld "
+             "policy=%s max_conns=%llu max_count=%llu auth=%s",
+             IDGEN_VERSION, http_bound, resp_bound, nthreads, idgen__svc_layout(svc)->name,
+             idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc), cfg->policy,
+             (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
+             cfg->auth_token[0] ? "token" : "none");
+
+  atomic_store(&stop_requested, 0);
+  size_t started = 0;
+  for (size_t i = 0; i < nthreads; i++) {
+    workers[i].index = i;
+    workers[i].svc = svc;
+    if (pthread_create(&workers[i].thread, NULL, serve_thread, &workers[i]) != 0) {
+      idgen__log("error", "start", "cannot start thread %zu", i);
+      kill(getpid(), SIGTERM);
+      break;
+    }
+    workers[i].started = 1;
+    started++;
+  }
+
+  /* The main thread waits for signals and logs the lease keeper's changes of state. */
+  const char *last_state = "";
+  int64_t last_worker = -2;
+  char last_error[256] = "";
+  for (;;) {
+    const char *state = idgen__svc_lease_state(svc);
+    int64_t wid = idgen__svc_worker(svc);
+    if (strcmp(state, last_state) != 0 || wid != last_worker) {
+      const char *reason = "";
+      int ready = idgen__svc_ready(svc, &reason);
+      idgen__log(strcmp(state, "lost") ? "info" : "error", "lease", "state=%s worker_id=%lld ready=%d%s%s",
+                 state, (long long)wid, ready, ready ? "" : " reason=", ready ? "" : reason);
+      last_state = state;
+      last_worker = wid;
+    }
+    char lease_err[256];
+    idgen__svc_lease_error(svc, lease_err, sizeof lease_err);
+    if (strcmp(lease_err, last_error) != 0) {
+      if (lease_err[0])
+        idgen__log("warn", "lease_error", "%s", lease_err);
+      snprintf(last_error, sizeof last_error, "%s", lease_err);
+    }
+    struct timespec tick = {0, 200 * 1000 * 1000};
+    int sig = sigtimedwait(&set, NULL, &tick);
+    if (sig < 0)
+      continue;
+    if (sig == SIGHUP) {
+      int r = idgen__log_reopen();
+      idgen__log(r < 0 ? "warn" : "info", "log_reopen", "%s",
+                 r < 0 ? strerror(-r) : "reopened on SIGHUP");
+      continue;
+    }
+    idgen__log("info", "stop", "%s: stop accepting, finish in-flight work within %llu ms",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)cfg->shutdown_timeout_ms);
+    break;
+  }
+  idgen__svc_begin_shutdown(svc);
+  atomic_store(&stop_requested, 1);
+  for (size_t i = 0; i < nthreads; i++)
+    if (workers[i].started)
+      pthread_join(workers[i].thread, NULL);
+  for (size_t i = started; i < nthreads; i++) {
+    if (workers[i].http_fd >= 0)
+      close(workers[i].http_fd);
+    if (workers[i].resp_fd >= 0)
+      close(workers[i].resp_fd);
+  }
+  idgen__svc_free(svc); /* final HWM, lease released */
+  free(workers);
+  idgen__log("info", "stopped", "clean exit");
+  idgen__log_close();
+  return 0;
+
+fail_listen:
+  for (size_t i = 0; i < nthreads; i++) {
+    if (workers[i].http_fd >= 0)
+      close(workers[i].http_fd);
+    if (workers[i].resp_fd >= 0)
+      close(workers[i].resp_fd);
+  }
+  free(workers);
+  return 1;
+}

@@ -1,0 +1,11 @@
+/* server.h: runs `idgen serve`: listeners, one event loop per thread, signals. */
+#ifndef IDGEN_SERVER_SERVER_H
+#define IDGEN_SERVER_SERVER_H
+
+#include "server/config.h"
+
+/* Runs until SIGTERM/SIGINT, then stops gracefully. Returns 0 after a clean stop, 1 if
+ * it could not start (the reason is logged). */
+int idgen__serve_run(idgen__serve_config *cfg);
+
+#endif

@@ -1,0 +1,95 @@
+# server_common.bash: sourced by tests/integration/server_*.sh. Starts `idgen serve` on
+# free loopback ports (port 0, read back from its start line), stops only what it started.
+set -euo pipefail
+IDGEN=${1:?usage: $0 /path/to/idgen}
+IDGEN=$(cd "$(dirname "$IDGEN")" && pwd)/$(basename "$IDGEN")
+BUILD_DIR=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
+SOURCE_DIR=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+POKE=$BUILD_DIR/server_poke
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/idgen-server-test.XXXXXX")
+SERVER_PIDS=()
+FAILS=0
+
+cleanup() {
+  for pid in "${SERVER_PIDS[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+say() { printf '%s\n' "$*"; }
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  FAILS=$((FAILS + 1))
+}
+# check NAME WANT GOT
+check() {
+  if [[ "$2" == "$3" ]]; then
+    say "ok   $1"
+  else
+    fail "$1: want [$2] got [$3]"
+  fi
+}
+# check_match NAME REGEX GOT
+check_match() {
+  if [[ "$3" =~ $2 ]]; then
+    say "ok   $1"
+  else
+    fail "$1: [$3] does not match /$2/"
+  fi
+}
+finish() {
+  if ((FAILS > 0)); then
+    say "$FAILS check(s) failed"
+    exit 1
+  fi
+  say "all checks passed"
+}
+
+# start_server NAME [serve options...]: sets HTTP (addr:port), HTTP_PORT, RESP_PORT,
+# SERVER_PID, SERVER_LOG.
+start_server() {
+  local name=$1
+  shift
+  SERVER_LOG=$WORK/$name.log
+  mkdir -p "$WORK/$name-state"
+  "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --threads 2 \
+    --state-dir "$WORK/$name-state" "$@" 2>"$SERVER_LOG" &
+  SERVER_PID=$!
+  SERVER_PIDS+=("$SERVER_PID")
+  local i
+  for i in $(seq 1 100); do
+    if grep -q ' info start ' "$SERVER_LOG" 2>/dev/null; then
+      break
+    fi
+    if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+      cat "$SERVER_LOG" >&2
+      fail "server $name did not start"
+      return 1
+    fi
+    sleep 0.05
+  done
+  HTTP=$(grep -o ' http=[^ ]*' "$SERVER_LOG" | head -1 | cut -d= -f2)
+  HTTP_PORT=${HTTP##*:}
+  local resp
+  resp=$(grep -o ' resp=[^ ]*' "$SERVER_LOG" | head -1 | cut -d= -f2)
+  RESP_PORT=${resp##*:}
+  # ready once the lease keeper holds a worker ID and the clock is past its HWM
+  for i in $(seq 1 200); do
+    grep -q ' lease state=held' "$SERVER_LOG" && return 0
+    sleep 0.05
+  done
+  fail "server $name never became ready"
+  cat "$SERVER_LOG" >&2
+}
+
+# stop_server: SIGTERM, wait, and return the exit status.
+stop_server() {
+  local pid=${1:-$SERVER_PID} rc=0
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" || rc=$?
+  return $rc
+}
+
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
