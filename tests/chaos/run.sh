@@ -322,6 +322,8 @@ finish() {
     viol=$(jq .order_violations "$SD/check.json")
     errs=$(jq .errors "$SD/check.json")
     worst=$(jq '[.clients[] | [.longest_unavailability_ms, .longest_gap_ms] | max] | max // 0' "$SD/check.json")
+    local open; open=$(trailing_outage)
+    [[ $open -gt $worst ]] && worst="$open (still out at the end)"
     kinds=$(jq -r '.errors_by_kind | to_entries | sort_by(-.value) | .[:4] | map("\(.key) \(.value)") | join(", ")' "$SD/check.json")
     [[ $errs -gt 0 ]] && errs="$errs ($kinds)"
     if [[ $EXPECT == duplicates ]]; then
@@ -342,6 +344,19 @@ finish() {
   log "$SCN: $verdict: $ids IDs, duplicates $dups, violations $viol, worst $worst ms, errors $errs"
   [[ -n $NOTES ]] && log "$SCN: $NOTES"
   if [[ $KEEP -eq 0 ]]; then rm -f "$SD"/*.hist; fi
+}
+
+# trailing_outage: the longest outage still open at the end of a history (last lines
+# are errors), over every client of the scenario; `idgen check` counts an outage only
+# once an ID follows it.
+trailing_outage() {
+  local f t worst=0
+  for f in "$SD"/*.hist; do
+    [[ -s $f ]] || continue
+    t=$(tac "$f" | awk '$3 == "ERR" { if (!end) end = $1; next } { if (end) print end - $1; else print 0; exit }')
+    [[ -n $t && $t -gt $worst ]] && worst=$t
+  done
+  echo "$worst"
 }
 
 # check_recovered I...: notes when each replica served again after the fault healed
