@@ -261,10 +261,10 @@ etcd_all_healthy() {
 # ---- scenarios --------------------------------------------------------------------
 
 ROWS=() TOTAL_IDS=0 NS_SEQ=0
-SCN="" SD="" LAYOUT=snowflake NOTES="" EXPECT=pass HEAL_MS=0
+SCN="" SD="" LAYOUT=snowflake NOTES="" EXPECT=pass HEAL_MS=0 RECOVER=()
 
 begin() { # name, description
-  SCN=$1 SD=$WORK/$1 LAYOUT=snowflake NOTES="" EXPECT=pass HEAL_MS=0
+  SCN=$1 SD=$WORK/$1 LAYOUT=snowflake NOTES="" EXPECT=pass HEAL_MS=0 RECOVER=()
   NS_SEQ=$((NS_SEQ + 1))
   NS="chaos$$-$NS_SEQ"
   rm -rf "$SD"; mkdir -p "$SD"
@@ -308,6 +308,7 @@ back_after() {
 # finish: stops clients and replicas, checks the histories, adds a table row.
 finish() {
   stop_clients
+  measure_recovered
   local k
   for k in "${!RPID[@]}"; do stop_replica "$k"; done
   RHTTP=() RRESP=() RARGS=()
@@ -361,9 +362,12 @@ trailing_outage() {
 
 # check_recovered I...: notes when each replica served again after the fault healed
 # (liveness: a replica that never does fails the scenario).
-check_recovered() {
+# Only names the replicas; finish measures once the clients have stopped and their
+# histories are complete (a running client's file can end in half a line).
+check_recovered() { RECOVER=("$@"); }
+measure_recovered() {
   local i t
-  for i in "$@"; do
+  for i in "${RECOVER[@]}"; do
     t=$(back_after "$i")
     if [[ -n $t ]]; then note "r$i serving ${t} ms after heal"; else note "r$i NOT RECOVERED"; fi
   done
