@@ -38,7 +38,7 @@ bl_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 bl_free_port() {
   local p
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % 22000)) # below the ephemeral range (32768-60999)
     if bl_port_free "$p"; then echo "$p"; return 0; fi
   done
   bl_die "no free port"

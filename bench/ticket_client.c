@@ -57,10 +57,12 @@ static int push(client *c, uint32_t lat_us, uint64_t id) {
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 65536;
     uint32_t *l = realloc(c->lat_us, cap * sizeof *l);
-    if (!l) return -1;
+    if (!l)
+      return -1;
     c->lat_us = l;
     uint64_t *d = realloc(c->ids, cap * sizeof *d);
-    if (!d) return -1;
+    if (!d)
+      return -1;
     c->ids = d;
     c->cap = cap;
   }
@@ -72,7 +74,8 @@ static int push(client *c, uint32_t lat_us, uint64_t id) {
 
 /* One ID: the two statements in one round trip; returns 0 and the ID, or -1. */
 static int ticket(MYSQL *db, const char *sql, size_t sql_len, uint64_t *id) {
-  if (mysql_real_query(db, sql, (unsigned long)sql_len) != 0) return -1;
+  if (mysql_real_query(db, sql, (unsigned long)sql_len) != 0)
+    return -1;
   int got = 0;
   do {
     MYSQL_RES *res = mysql_store_result(db);
@@ -87,7 +90,8 @@ static int ticket(MYSQL *db, const char *sql, size_t sql_len, uint64_t *id) {
       return -1;
     }
   } while (mysql_next_result(db) == 0);
-  if (mysql_errno(db) != 0) return -1;
+  if (mysql_errno(db) != 0)
+    return -1;
   return got ? 0 : -1;
 }
 
@@ -95,8 +99,9 @@ static void *run(void *arg) {
   client *c = arg;
   MYSQL *db[MAX_SERVERS] = {0};
   char sql[256];
-  int len = snprintf(sql, sizeof sql,
-                     "REPLACE INTO %s (stub) VALUES ('a'); SELECT LAST_INSERT_ID();", table);
+  int len =
+      snprintf(sql, sizeof sql,
+               "REPLACE INTO %s (stub) VALUES ('a'); SELECT LAST_INSERT_ID();", table);
   mysql_thread_init();
   for (int s = 0; s < nservers; s++) {
     db[s] = mysql_init(NULL);
@@ -110,7 +115,8 @@ static void *run(void *arg) {
   }
   for (uint64_t k = (uint64_t)c->index;; k++) {
     int64_t t0 = now_ns();
-    if (t0 >= c->stop_ns) break;
+    if (t0 >= c->stop_ns)
+      break;
     MYSQL *d = db[k % (uint64_t)nservers];
     uint64_t id = 0;
     int rc, tries = 0;
@@ -124,8 +130,10 @@ static void *run(void *arg) {
       c->failed = 1;
       break;
     }
-    if (t0 >= c->warm_ns) c->retries += (uint64_t)tries;
-    if (t0 < c->warm_ns) continue;
+    if (t0 >= c->warm_ns)
+      c->retries += (uint64_t)tries;
+    if (t0 < c->warm_ns)
+      continue;
     int64_t us = (now_ns() - t0 + 500) / 1000;
     if (push(c, (uint32_t)(us > UINT32_MAX ? UINT32_MAX : us), id) != 0) {
       snprintf(c->error, sizeof c->error, "out of memory");
@@ -134,7 +142,8 @@ static void *run(void *arg) {
     }
   }
 out:
-  for (int s = 0; s < nservers; s++) mysql_close(db[s]);
+  for (int s = 0; s < nservers; s++)
+    mysql_close(db[s]);
   mysql_thread_end();
   return NULL;
 }
@@ -151,7 +160,8 @@ static int cmp_u64(const void *a, const void *b) {
 
 static void usage(FILE *out) {
   fputs("usage: bench_ticket_client --server HOST:PORT [--server HOST:PORT ...]\n"
-        "                           [--clients N] [--seconds S] [--warmup S] [--table NAME]\n",
+        "                           [--clients N] [--seconds S] [--warmup S] [--table "
+        "NAME]\n",
         out);
 }
 
@@ -180,19 +190,34 @@ int main(int argc, char **argv) {
       nservers++;
       break;
     }
-    case 'c': clients = atoi(optarg); break;
-    case 't': seconds = atof(optarg); break;
-    case 'w': warmup = atof(optarg); break;
-    case 'T': table = optarg; break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
+    case 'c':
+      clients = atoi(optarg);
+      break;
+    case 't':
+      seconds = atof(optarg);
+      break;
+    case 'w':
+      warmup = atof(optarg);
+      break;
+    case 'T':
+      table = optarg;
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
     }
   }
   if (nservers == 0 || clients < 1 || clients > MAX_CLIENTS || !(seconds > 0) ||
-      !(warmup >= 0) || strspn(table, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                      "0123456789_") != strlen(table)) {
-    fprintf(stderr, "bench_ticket_client: need --server, 1..%d clients, seconds > 0, a plain "
-                    "table name\n", MAX_CLIENTS);
+      !(warmup >= 0) ||
+      strspn(table, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789_") != strlen(table)) {
+    fprintf(stderr,
+            "bench_ticket_client: need --server, 1..%d clients, seconds > 0, a plain "
+            "table name\n",
+            MAX_CLIENTS);
     return 2;
   }
   if (mysql_library_init(0, NULL, NULL) != 0) {
@@ -201,7 +226,8 @@ int main(int argc, char **argv) {
   }
   client *cs = calloc((size_t)clients, sizeof *cs);
   pthread_t *th = calloc((size_t)clients, sizeof *th);
-  if (!cs || !th) return 1;
+  if (!cs || !th)
+    return 1;
   int64_t start = now_ns();
   int64_t warm = start + (int64_t)(warmup * 1e9);
   int64_t stop = warm + (int64_t)(seconds * 1e9);
@@ -226,12 +252,14 @@ int main(int argc, char **argv) {
   }
   double elapsed = (double)(now_ns() - warm) / 1e9;
   if (failed || total == 0) {
-    if (!failed) fprintf(stderr, "bench_ticket_client: no request finished\n");
+    if (!failed)
+      fprintf(stderr, "bench_ticket_client: no request finished\n");
     return 1;
   }
   uint32_t *lat = malloc(total * sizeof *lat);
   uint64_t *ids = malloc(total * sizeof *ids);
-  if (!lat || !ids) return 1;
+  if (!lat || !ids)
+    return 1;
   size_t k = 0;
   for (int i = 0; i < clients; i++) {
     memcpy(lat + k, cs[i].lat_us, cs[i].n * sizeof *lat);
@@ -244,7 +272,8 @@ int main(int argc, char **argv) {
   qsort(ids, total, sizeof *ids, cmp_u64);
   int distinct = 1;
   for (size_t i = 1; i < total; i++) {
-    if (ids[i] == ids[i - 1]) distinct = 0;
+    if (ids[i] == ids[i - 1])
+      distinct = 0;
   }
   printf("TICKETRESULT ids=%zu seconds=%.3f rate=%.1f p50_us=%u p99_us=%u max_us=%u "
          "distinct=%s min_id=%llu max_id=%llu retries=%llu\n",

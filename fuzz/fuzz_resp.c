@@ -68,7 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   idgen__buf_add(&pending, in, split);
   for (int round = 0; round < 2 && !close; round++) {
     for (;;) {
-      size_t used = pending.len ? idgen__resp_feed(&s, pending.data, pending.len, &out, &close) : 0;
+      size_t used =
+          pending.len ? idgen__resp_feed(&s, pending.data, pending.len, &out, &close) : 0;
       if (used) {
         memmove(pending.data, pending.data + used, pending.len - used);
         pending.len -= used;

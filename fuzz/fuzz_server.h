@@ -32,7 +32,8 @@ static void fuzz_server_init(void) {
   idgen_lease_config_init(&cfg.lease);
   char dir[] = "/tmp/idgen-fuzz-XXXXXX";
   char err[256];
-  if (!mkdtemp(dir) || idgen_lease_config_set(&cfg.lease, "lease", "static", err, sizeof err) ||
+  if (!mkdtemp(dir) ||
+      idgen_lease_config_set(&cfg.lease, "lease", "static", err, sizeof err) ||
       idgen_lease_config_set(&cfg.lease, "worker-id", "7", err, sizeof err) ||
       idgen_lease_config_set(&cfg.lease, "state-dir", dir, err, sizeof err))
     abort();

@@ -17,7 +17,7 @@ port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 free_port() {
   local p
   for _ in $(seq 200); do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % 22000)) # below the ephemeral range (32768-60999)
     port_free "$p" && port_free "$((p + 1))" && { echo "$p"; return; }
   done
   die "no free port"
@@ -39,18 +39,43 @@ launch() { # dir i
   echo $! >"$dir/m$i.pid"
 }
 
-wait_healthy() { # dir i
+wait_healthy() { # dir i: 0 healthy, 1 exited, 2 not healthy in time
   local url; url=$(cat "$1/m$2.url")
   for _ in $(seq 150); do
     healthy "$url" && return 0
-    kill -0 "$(cat "$1/m$2.pid")" 2>/dev/null || die "member $2 exited; see $1/m$2.log"
+    kill -0 "$(cat "$1/m$2.pid")" 2>/dev/null || return 1
     sleep 0.1
   done
-  die "member $2 not healthy after 15 s; see $1/m$2.log"
+  return 2
 }
 
+# A port found free can be taken before etcd binds it (by another test's server, or a
+# client's ephemeral port): then the member exits, and the whole start is tried again
+# on new ports.
 start() {
-  local dir=$1 n=${2:-1}
+  local dir=$1 n=${2:-1} attempt i rc
+  for attempt in 1 2 3; do
+    start_once "$dir" "$n"
+    rc=0
+    for ((i = 0; i < n; i++)); do
+      wait_healthy "$dir" "$i" || { rc=$?; break; }
+    done
+    if [[ $rc -eq 0 ]]; then
+      cat "$dir/endpoints"
+      return 0
+    fi
+    if [[ $rc -eq 2 ]] || ! grep -qs 'address already in use' "$dir/m$i.log"; then
+      die "member $i $([[ $rc -eq 1 ]] && echo exited || echo 'not healthy after 15 s'); see $dir/m$i.log"
+    fi
+    echo "etcd-cluster.sh: port taken (attempt $attempt), starting again on new ports" >&2
+    stop "$dir" >/dev/null 2>&1 || true
+    rm -rf "${dir:?}"/m*
+  done
+  die "could not start $n members after 3 attempts; see $dir/m*.log"
+}
+
+start_once() {
+  local dir=$1 n=$2
   mkdir -p "$dir"
   local cluster="" i cp pp
   local -a cports pports
@@ -74,9 +99,7 @@ start() {
     launch "$dir" "$i"
   done
   echo "$n" >"$dir/members"
-  for ((i = 0; i < n; i++)); do wait_healthy "$dir" "$i"; done
   echo "$eps" >"$dir/endpoints"
-  echo "$eps"
 }
 
 leader() {

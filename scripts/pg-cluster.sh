@@ -51,7 +51,7 @@ case "$action" in
     } >>"$dir/data/postgresql.conf"
     port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
     for _ in 1 2 3 4 5; do
-      port=$((20000 + RANDOM % 40000))
+      port=$((10000 + RANDOM % 22000)) # below the ephemeral range (32768-60999)
       port_free "$port" || continue
       if as_pg "'$pg_bin/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 \
                 -o '-p $port' start" >/dev/null 2>&1; then

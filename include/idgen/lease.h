@@ -28,29 +28,29 @@ typedef enum idgen_lease_kind {
 #define IDGEN_LEASE_ENDPOINTS_MAX 8
 
 typedef struct idgen_lease_config {
-  idgen_lease_kind kind;             /* --lease, IDGEN_LEASE */
+  idgen_lease_kind kind;                /* --lease, IDGEN_LEASE */
   char state_dir[IDGEN_LEASE_PATH_MAX]; /* --state-dir, IDGEN_STATE_DIR; "" = default */
-  int64_t worker_id;                 /* --worker-id, IDGEN_WORKER_ID (static); -1 unset */
-  int64_t worker_id_offset;          /* --worker-id-offset, IDGEN_WORKER_ID_OFFSET (k8s) */
-  int64_t pod_index;                 /* IDGEN_POD_INDEX (k8s); -1: from the hostname */
+  int64_t worker_id;        /* --worker-id, IDGEN_WORKER_ID (static); -1 unset */
+  int64_t worker_id_offset; /* --worker-id-offset, IDGEN_WORKER_ID_OFFSET (k8s) */
+  int64_t pod_index;        /* IDGEN_POD_INDEX (k8s); -1: from the hostname */
   char hostname[IDGEN_LEASE_NAME_MAX]; /* for k8s and holder records; "" = gethostname */
   char endpoints[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX]; /* --etcd URLS */
   int nendpoints;
-  char ns[IDGEN_LEASE_NAME_MAX];     /* --namespace, IDGEN_NAMESPACE; default "default" */
-  int64_t ttl_ms;                    /* --lease-ttl SECONDS (etcd); default 10 s, >= 2 s */
-  int64_t margin_ms;                 /* --lease-margin MS: stop this long before the TTL
-                                        ends; 0 = min(2 s, TTL/3) */
-  int64_t ahead_ms;                  /* --hwm-ahead MS: cap = now + ahead; default 3000 */
-  int64_t hwm_interval_ms;           /* --hwm-interval MS: HWM write period; default 1000 */
-  int64_t hwm_wait_max_ms;           /* --hwm-wait-max MS: longest wait past a HWM at
-                                        start; default 30000 */
-  int64_t request_timeout_ms;        /* --etcd-timeout MS: per etcd request; default 5000
-                                        (a leader change can stall a request ~2.4 s) */
-  int64_t max_skew_ms;               /* --max-clock-skew MS: refuse at start when the
-                                        local clock is this far from the median of live
-                                        peers (etcd); default 10000; 0 = do not check */
-  int require_ntp_sync;              /* --require-ntp-sync: refuse when adjtimex says the
-                                        clock is unsynchronised */
+  char ns[IDGEN_LEASE_NAME_MAX]; /* --namespace, IDGEN_NAMESPACE; default "default" */
+  int64_t ttl_ms;                /* --lease-ttl SECONDS (etcd); default 10 s, >= 2 s */
+  int64_t margin_ms;             /* --lease-margin MS: stop this long before the TTL
+                                    ends; 0 = min(2 s, TTL/3) */
+  int64_t ahead_ms;              /* --hwm-ahead MS: cap = now + ahead; default 3000 */
+  int64_t hwm_interval_ms;       /* --hwm-interval MS: HWM write period; default 1000 */
+  int64_t hwm_wait_max_ms;       /* --hwm-wait-max MS: longest wait past a HWM at
+                                    start; default 30000 */
+  int64_t request_timeout_ms;    /* --etcd-timeout MS: per etcd request; default 5000
+                                    (a leader change can stall a request ~2.4 s) */
+  int64_t max_skew_ms;           /* --max-clock-skew MS: refuse at start when the
+                                    local clock is this far from the median of live
+                                    peers (etcd); default 10000; 0 = do not check */
+  int require_ntp_sync;          /* --require-ntp-sync: refuse when adjtimex says the
+                                    clock is unsynchronised */
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
@@ -59,11 +59,11 @@ IDGEN_API void idgen_lease_config_init(idgen_lease_config *config);
 
 /* One lease option, for building getopt tables and --help texts. */
 typedef struct idgen_lease_option {
-  const char *name;  /* long option name without "--": "lease", "state-dir", ... */
-  const char *env;   /* the environment variable that sets it too, or NULL */
-  int has_arg;       /* 0: a flag; 1: takes a value */
-  const char *arg;   /* the value's name in usage lines, "NAME" */
-  const char *help;  /* one line */
+  const char *name; /* long option name without "--": "lease", "state-dir", ... */
+  const char *env;  /* the environment variable that sets it too, or NULL */
+  int has_arg;      /* 0: a flag; 1: takes a value */
+  const char *arg;  /* the value's name in usage lines, "NAME" */
+  const char *help; /* one line */
 } idgen_lease_option;
 
 /* The options idgen_lease_config_set understands, ending with a NULL name. */
@@ -97,11 +97,11 @@ typedef struct idgen_lease idgen_lease;
 
 /* What acquire hands back. */
 typedef struct idgen_lease_grant {
-  uint64_t worker;   /* the worker ID won */
-  int64_t hwm_ms;    /* the persisted HWM read after winning it (0: none): issue
-                        nothing at or below it */
-  int64_t ttl_ms;    /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
-  int fenced;        /* 1 if another holder of this ID is excluded (file, etcd) */
+  uint64_t worker; /* the worker ID won */
+  int64_t hwm_ms;  /* the persisted HWM read after winning it (0: none): issue
+                      nothing at or below it */
+  int64_t ttl_ms;  /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
+  int fenced;      /* 1 if another holder of this ID is excluded (file, etcd) */
 } idgen_lease_grant;
 
 #define IDGEN_HOLDER_HOST_MAX 64
@@ -109,7 +109,7 @@ typedef struct idgen_lease_grant {
 /* One holder of a worker ID, as `idgen lease` shows it. */
 typedef struct idgen_lease_holder {
   uint64_t worker;
-  int live;            /* 1 if the ID is held now; 0: only a HWM remains */
+  int live; /* 1 if the ID is held now; 0: only a HWM remains */
   char host[IDGEN_HOLDER_HOST_MAX];
   int64_t pid;
   int64_t start_ms;    /* when the holder started, Unix ms (its clock) */
@@ -146,10 +146,29 @@ typedef struct idgen_lease_class {
 
 #define IDGEN_LEASE_WHY_MAX 256
 
+/* Latency of the provider's requests to its coordination service (etcd; the local
+ * providers make none), as a histogram with these upper bounds in ms, then +Inf. */
+#define IDGEN_LEASE_LATENCY_BOUNDS_MS                                                      \
+  { 1, 5, 10, 50, 100, 500, 1000, 2500, 5000 }
+#define IDGEN_LEASE_LATENCY_BUCKETS 10 /* nine bounds and +Inf */
+
+typedef struct idgen_lease_latency {
+  uint64_t count;
+  uint64_t sum_us;
+  uint64_t buckets[IDGEN_LEASE_LATENCY_BUCKETS]; /* not cumulative: one count each */
+} idgen_lease_latency;
+
 struct idgen_lease {
   const idgen_lease_class *vtable;
   char why[IDGEN_LEASE_WHY_MAX]; /* the last failure, one line */
+  /* written by the thread calling the provider, read by any */
+  _Atomic uint64_t latency_count, latency_sum_us;
+  _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
 };
+
+/* A snapshot of the request latency histogram (all zero for local providers).
+ * Thread-safe. */
+IDGEN_API void idgen_lease_latency_get(idgen_lease *lease, idgen_lease_latency *out);
 
 /* Creates the provider the config names, for a layout with max_worker as its largest
  * worker ID. Checks the config (idgen_lease_config_check) and the outside world: the
@@ -162,7 +181,9 @@ IDGEN_API int idgen_lease_open(idgen_lease **out, const idgen_lease_config *conf
 static inline int idgen_lease_acquire(idgen_lease *l, idgen_lease_grant *out) {
   return l->vtable->acquire(l, out);
 }
-static inline int idgen_lease_keepalive(idgen_lease *l) { return l->vtable->keepalive(l); }
+static inline int idgen_lease_keepalive(idgen_lease *l) {
+  return l->vtable->keepalive(l);
+}
 static inline int idgen_lease_write_hwm(idgen_lease *l, int64_t hwm_ms) {
   return l->vtable->write_hwm(l, hwm_ms);
 }
@@ -176,7 +197,9 @@ static inline int idgen_lease_holders(idgen_lease *l, idgen_lease_holder *out, s
 static inline void idgen_lease_describe(idgen_lease *l, char *out, size_t outlen) {
   l->vtable->describe(l, out, outlen);
 }
-static inline const char *idgen_lease_why(const idgen_lease *l) { return l->why; }
+static inline const char *idgen_lease_why(const idgen_lease *l) {
+  return l->why;
+}
 /* Frees (releasing nothing: call release first for a graceful end). NULL is fine. */
 static inline void idgen_lease_free(idgen_lease *l) {
   if (l)

@@ -224,7 +224,8 @@ static void describe_duplicate(const history *hs, int nh, uint64_t id, FILE *out
       if (!eol)
         eol = end;
       line l;
-      if (split(p, eol, &l) && l.third_len == (size_t)wlen && !memcmp(l.third, want, l.third_len)) {
+      if (split(p, eol, &l) && l.third_len == (size_t)wlen &&
+          !memcmp(l.third, want, l.third_len)) {
         fprintf(out, "%s %s replica %.*s at %lld ms", shown ? "," : " from", hs[f].path,
                 (int)(l.replica_len < MAX_REPLICA ? l.replica_len : MAX_REPLICA), l.replica,
                 (long long)l.ms);
@@ -236,25 +237,26 @@ static void describe_duplicate(const history *hs, int nh, uint64_t id, FILE *out
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: idgen check [--layout L] [--json] HISTORY...\n"
-          "\n"
-          "Reads histories recorded by clients, one file per client, one line per event:\n"
-          "  <unix ms received> <replica> <id>          an ID received (decimal)\n"
-          "  <unix ms> <replica> ERR <kind>             a request that got no ID\n"
-          "Blank lines and lines starting with '#' are skipped.\n"
-          "\n"
-          "Reports the IDs, the duplicates (the first %d, with the files and replicas that\n"
-          "received them), per-worker ordering violations (one worker's IDs must rise in\n"
-          "the order each client received them), each client's longest unavailability (from\n"
-          "its last ID before an error to its next ID) and the errors by kind. Duplicates\n"
-          "are found by radix-sorting every ID.\n"
-          "Exit status: 0 no duplicate and no ordering violation, 1 otherwise, 2 bad usage\n"
-          "or an unreadable or malformed history.\n"
-          "\n"
-          "  -l, --layout L   the layout of the IDs, to read worker IDs (default snowflake)\n"
-          "  -j, --json       print the report as one JSON object\n",
-          SHOW_DUPLICATES);
+  fprintf(
+      out,
+      "usage: idgen check [--layout L] [--json] HISTORY...\n"
+      "\n"
+      "Reads histories recorded by clients, one file per client, one line per event:\n"
+      "  <unix ms received> <replica> <id>          an ID received (decimal)\n"
+      "  <unix ms> <replica> ERR <kind>             a request that got no ID\n"
+      "Blank lines and lines starting with '#' are skipped.\n"
+      "\n"
+      "Reports the IDs, the duplicates (the first %d, with the files and replicas that\n"
+      "received them), per-worker ordering violations (one worker's IDs must rise in\n"
+      "the order each client received them), each client's longest unavailability (from\n"
+      "its last ID before an error to its next ID) and the errors by kind. Duplicates\n"
+      "are found by radix-sorting every ID.\n"
+      "Exit status: 0 no duplicate and no ordering violation, 1 otherwise, 2 bad usage\n"
+      "or an unreadable or malformed history.\n"
+      "\n"
+      "  -l, --layout L   the layout of the IDs, to read worker IDs (default snowflake)\n"
+      "  -j, --json       print the report as one JSON object\n",
+      SHOW_DUPLICATES);
 }
 
 int idgen__cmd_check(int argc, char **argv) {
@@ -293,7 +295,8 @@ int idgen__cmd_check(int argc, char **argv) {
 
   int nh = argc - optind, status = CLI_OK;
   history *hs = calloc((size_t)nh, sizeof *hs);
-  c.last_by_worker = calloc((size_t)idgen_layout_max_worker(&c.layout) + 1, sizeof(uint64_t));
+  c.last_by_worker =
+      calloc((size_t)idgen_layout_max_worker(&c.layout) + 1, sizeof(uint64_t));
   if (!hs || !c.last_by_worker) {
     free(hs);
     free(c.last_by_worker);
@@ -368,16 +371,17 @@ int idgen__cmd_check(int argc, char **argv) {
         fprintf(out,
                 "\",\"ids\":%llu,\"errors\":%llu,\"order_violations\":%llu,"
                 "\"longest_unavailability_ms\":%lld,\"longest_gap_ms\":%lld}",
-                (unsigned long long)hs[f].ids,
-                (unsigned long long)hs[f].errors, (unsigned long long)hs[f].order_violations,
+                (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
+                (unsigned long long)hs[f].order_violations,
                 (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
       }
       fprintf(out, "],\"pass\":%s}\n", dups || violations ? "false" : "true");
     } else {
       fprintf(out, "histories: %d, IDs: %zu, errors: %llu\n", nh, c.nids,
-                   (unsigned long long)errors);
+              (unsigned long long)errors);
       for (int i = 0; i < c.nkinds; i++)
-        fprintf(out, "  error %s: %llu\n", c.kinds[i].name, (unsigned long long)c.kinds[i].count);
+        fprintf(out, "  error %s: %llu\n", c.kinds[i].name,
+                (unsigned long long)c.kinds[i].count);
       fprintf(out, "duplicates: %llu\n", (unsigned long long)dups);
       for (int i = 0; i < nshown; i++) {
         fprintf(out, "  %llu", (unsigned long long)dup_shown[i]);
@@ -386,7 +390,9 @@ int idgen__cmd_check(int argc, char **argv) {
       }
       fprintf(out, "ordering violations: %llu\n", (unsigned long long)violations);
       for (int f = 0; f < nh; f++)
-        fprintf(out, "  %s: %llu IDs, %llu errors, longest unavailability %lld ms, longest gap %lld ms\n",
+        fprintf(out,
+                "  %s: %llu IDs, %llu errors, longest unavailability %lld ms, longest gap "
+                "%lld ms\n",
                 hs[f].path, (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
                 (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
       fprintf(out, "verdict: %s\n", dups || violations ? "FAIL" : "PASS");

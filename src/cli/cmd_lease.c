@@ -11,15 +11,18 @@
 size_t cli_lease_add_options(struct option *opts, size_t at, size_t max) {
   const idgen_lease_option *lo = idgen_lease_options();
   for (size_t i = 0; lo[i].name && at < max; i++)
-    opts[at++] = (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument,
-                                 NULL, CLI_LEASE_OPT_BASE + (int)i};
+    opts[at++] =
+        (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument, NULL,
+                        CLI_LEASE_OPT_BASE + (int)i};
   return at;
 }
 
-int cli_lease_option(idgen_lease_config *config, int val, const char *arg, const char *cmd) {
+int cli_lease_option(idgen_lease_config *config, int val, const char *arg,
+                     const char *cmd) {
   const idgen_lease_option *lo = idgen_lease_options();
   char err[256];
-  if (idgen_lease_config_set(config, lo[val - CLI_LEASE_OPT_BASE].name, arg, err, sizeof err))
+  if (idgen_lease_config_set(config, lo[val - CLI_LEASE_OPT_BASE].name, arg, err,
+                             sizeof err))
     return cli_error(CLI_USAGE, cmd, "%s", err);
   return CLI_OK;
 }
@@ -147,8 +150,8 @@ int idgen__cmd_lease(int argc, char **argv) {
     else
       snprintf(ttl, sizeof ttl, "-");
     printf("%-7llu %-5s %-20s %-8lld %-24s %-9s %s\n", (unsigned long long)hs[i].worker,
-           hs[i].live ? "yes" : "no", hs[i].host[0] ? hs[i].host : "-", (long long)hs[i].pid,
-           hwm, ttl, started);
+           hs[i].live ? "yes" : "no", hs[i].host[0] ? hs[i].host : "-",
+           (long long)hs[i].pid, hwm, ttl, started);
   }
   free(hs);
   idgen_lease_free(lease);

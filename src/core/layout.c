@@ -256,8 +256,8 @@ int idgen_layout_validate(idgen_layout *layout, int64_t now_ms, char *err, size_
                 total);
   /* Times must stay printable and in int64 ms: the field ends by the year 9999. */
   const int64_t year_9999_end_ms = INT64_C(253402300800000);
-  if (l.fields[0].bits > 48 ||
-      (int64_t)(UINT64_C(1) << l.fields[0].bits) * l.unit_ms > year_9999_end_ms - l.epoch_ms)
+  if (l.fields[0].bits > 48 || (int64_t)(UINT64_C(1) << l.fields[0].bits) * l.unit_ms >
+                                   year_9999_end_ms - l.epoch_ms)
     return fail(err, errlen, "field 'time': %u bits of %u ms run past the year 9999",
                 l.fields[0].bits, l.unit_ms);
   unsigned shift = total;

@@ -56,9 +56,11 @@ static const idgen_lease_option options[] = {
      "k8s: added to the pod ordinal (ordinals are unique only within one StatefulSet)"},
     {"pod-index", "IDGEN_POD_INDEX", 1, "N",
      "k8s: the pod ordinal (default: the -N suffix of the hostname)"},
-    {"etcd", "IDGEN_ETCD", 1, "URLS", "etcd: endpoints, comma-separated (http://host:port)"},
+    {"etcd", "IDGEN_ETCD", 1, "URLS",
+     "etcd: endpoints, comma-separated (http://host:port)"},
     {"namespace", "IDGEN_NAMESPACE", 1, "NAME", "etcd: keys live under /idgen/NAME/"},
-    {"lease-ttl", "IDGEN_LEASE_TTL", 1, "SECONDS", "etcd: lease TTL (default 10, at least 2)"},
+    {"lease-ttl", "IDGEN_LEASE_TTL", 1, "SECONDS",
+     "etcd: lease TTL (default 10, at least 2)"},
     {"lease-margin", NULL, 1, "MS",
      "stop issuing this long before the lease would expire (default min(2000, TTL/3))"},
     {"hwm-ahead", NULL, 1, "MS", "cap = now + this, persisted before use (default 3000)"},
@@ -69,12 +71,15 @@ static const idgen_lease_option options[] = {
     {"max-clock-skew", NULL, 1, "MS",
      "etcd: refuse to start this far from the median clock of live peers (default 10000; "
      "0: do not check)"},
-    {"require-ntp-sync", NULL, 0, NULL, "refuse to start when the kernel says the clock is "
-                                        "not NTP-synchronised"},
+    {"require-ntp-sync", NULL, 0, NULL,
+     "refuse to start when the kernel says the clock is "
+     "not NTP-synchronised"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
-const idgen_lease_option *idgen_lease_options(void) { return options; }
+const idgen_lease_option *idgen_lease_options(void) {
+  return options;
+}
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -100,7 +105,8 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
   return 0;
 }
 
-static int set_endpoints(idgen_lease_config *c, const char *value, char *err, size_t errlen) {
+static int set_endpoints(idgen_lease_config *c, const char *value, char *err,
+                         size_t errlen) {
   char buf[IDGEN_LEASE_PATH_MAX * 2];
   if (strlen(value) >= sizeof buf)
     return fail(err, errlen, "--etcd: too long");

@@ -34,7 +34,9 @@ typedef struct etcd_lease {
 } etcd_lease;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void curl_init_once(void) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
 
 static size_t on_data(char *p, size_t size, size_t n, void *ud) {
   etcd_lease *e = ud;
@@ -75,7 +77,9 @@ static int post(etcd_lease *e, const char *path, const char *body) {
     curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
     curl_easy_setopt(e->curl, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(e->timeout_ms < 2000 ? e->timeout_ms : 2000));
+    int64_t sent_ns = idgen_monotonic_ns();
     CURLcode cc = curl_easy_perform(e->curl);
+    idgen__lease_observe(&e->base, idgen_monotonic_ns() - sent_ns);
     if (cc != CURLE_OK) {
       if (!first_err[0])
         snprintf(first_err, sizeof first_err, "etcd %.160s: %s", e->eps[i],
@@ -87,8 +91,8 @@ static int post(etcd_lease *e, const char *path, const char *body) {
       char msg[160] = "";
       idgen__etcd_error(e->body ? e->body : "", e->len, NULL, msg, sizeof msg);
       if (!first_err[0])
-        snprintf(first_err, sizeof first_err, "etcd %.160s: HTTP %ld %.60s", e->eps[i], e->status,
-                 msg);
+        snprintf(first_err, sizeof first_err, "etcd %.160s: HTTP %ld %.60s", e->eps[i],
+                 e->status, msg);
       continue;
     }
     e->cur = i;
@@ -199,10 +203,11 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
     int64_t median = nc % 2 ? clocks[nc / 2] : (clocks[nc / 2 - 1] + clocks[nc / 2]) / 2;
     int64_t d = now - median;
     if (d > e->max_skew_ms || -d > e->max_skew_ms)
-      rc = idgen__why(&e->base, IDGEN_ECLOCKSKEW,
-                      "local clock is %+lld ms off the median of %zu live peers in namespace "
-                      "'%s' (limit %lld ms, --max-clock-skew)",
-                      (long long)d, nc, e->ns, (long long)e->max_skew_ms);
+      rc = idgen__why(
+          &e->base, IDGEN_ECLOCKSKEW,
+          "local clock is %+lld ms off the median of %zu live peers in namespace "
+          "'%s' (limit %lld ms, --max-clock-skew)",
+          (long long)d, nc, e->ns, (long long)e->max_skew_ms);
   }
   free(clocks);
   return rc;
@@ -288,8 +293,8 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     out->fenced = 1;
     return 0;
   }
-  rc = idgen__why(l, IDGEN_ECONFLICT, "etcd: lost 64 races for a worker ID in namespace '%s'",
-                  e->ns);
+  rc = idgen__why(l, IDGEN_ECONFLICT,
+                  "etcd: lost 64 races for a worker ID in namespace '%s'", e->ns);
 fail:
   revoke(e);
   return rc;
@@ -323,8 +328,8 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
   key_of(e, "hwm", e->worker, hkey, sizeof hkey);
   if (idgen__record_format(&rec, value, sizeof value) < 0)
     return idgen__why(&e->base, IDGEN_EBUFSIZE, "holder record too long");
-  int rc =
-      post_free(e, "/v3/kv/txn", idgen__etcd_fenced_put_body(wkey, e->lease_id, hkey, value));
+  int rc = post_free(e, "/v3/kv/txn",
+                     idgen__etcd_fenced_put_body(wkey, e->lease_id, hkey, value));
   if (rc)
     return rc;
   if ((rc = reply_error(e, "HWM txn")))
@@ -444,7 +449,8 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
   free(kvs);
   if (w > e->max_worker)
     snprintf(out, outlen, "etcd %s: namespace '%s', TTL %lld s, all %llu worker IDs taken",
-             e->eps[e->cur], e->ns, (long long)e->ttl_s, (unsigned long long)e->max_worker + 1);
+             e->eps[e->cur], e->ns, (long long)e->ttl_s,
+             (unsigned long long)e->max_worker + 1);
   else
     snprintf(out, outlen,
              "etcd %s: namespace '%s', TTL %lld s, would claim worker ID %llu of 0-%llu "
@@ -461,9 +467,9 @@ static void etcd_free(idgen_lease *l) {
   free(e);
 }
 
-static const idgen_lease_class etcd_class = {
-    "etcd", etcd_acquire, etcd_keepalive, etcd_write_hwm, etcd_release,
-    etcd_holders, etcd_describe, etcd_free};
+static const idgen_lease_class etcd_class = {"etcd",         etcd_acquire, etcd_keepalive,
+                                             etcd_write_hwm, etcd_release, etcd_holders,
+                                             etcd_describe,  etcd_free};
 
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
                           uint64_t max_worker, char *err, size_t errlen) {

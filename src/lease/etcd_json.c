@@ -70,8 +70,8 @@ int idgen__b64_decode(const char *in, size_t len, void *out, size_t outlen) {
           return IDGEN_EFORMAT;
       }
     }
-    uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 |
-                 (uint32_t)v[3];
+    uint32_t x =
+        (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
     size_t nbytes = 3 - (size_t)pad;
     if (j + nbytes > outlen)
       return IDGEN_EBUFSIZE;
@@ -169,13 +169,13 @@ char *idgen__etcd_prefix_body(const char *prefix) {
 
 char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t lease_id,
                              const char *hwm_key) {
-  return dump(json_pack(
-      "{s[{sosssssI}]s[{s{sososo}}{s{so}}]}", "compare", "key",
-      b64_string(worker_key, strlen(worker_key)), "target", "CREATE", "result", "EQUAL",
-      "create_revision", (json_int_t)0, "success", "request_put", "key",
-      b64_string(worker_key, strlen(worker_key)), "value", b64_string(value, strlen(value)),
-      "lease", id_string(lease_id), "request_range", "key",
-      b64_string(hwm_key, strlen(hwm_key))));
+  return dump(json_pack("{s[{sosssssI}]s[{s{sososo}}{s{so}}]}", "compare", "key",
+                        b64_string(worker_key, strlen(worker_key)), "target", "CREATE",
+                        "result", "EQUAL", "create_revision", (json_int_t)0, "success",
+                        "request_put", "key", b64_string(worker_key, strlen(worker_key)),
+                        "value", b64_string(value, strlen(value)), "lease",
+                        id_string(lease_id), "request_range", "key",
+                        b64_string(hwm_key, strlen(hwm_key))));
 }
 
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
@@ -183,8 +183,8 @@ char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
   return dump(json_pack("{s[{sossssso}]s[{s{soso}}]}", "compare", "key",
                         b64_string(worker_key, strlen(worker_key)), "target", "LEASE",
                         "result", "EQUAL", "lease", id_string(lease_id), "success",
-                        "request_put", "key", b64_string(hwm_key, strlen(hwm_key)),
-                        "value", b64_string(value, strlen(value))));
+                        "request_put", "key", b64_string(hwm_key, strlen(hwm_key)), "value",
+                        b64_string(value, strlen(value))));
 }
 
 /* ---- replies ----------------------------------------------------------------------- */

@@ -49,9 +49,10 @@ static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
                           "worker ID %lld is already held by another process on this host "
                           "(%s)",
                           (long long)fl->fixed, path);
-      return idgen__why(l, IDGEN_ENOWORKER,
-                        "all %llu worker IDs are taken: every worker-N file in %s is locked",
-                        (unsigned long long)fl->max_worker + 1, fl->dir);
+      return idgen__why(
+          l, IDGEN_ENOWORKER,
+          "all %llu worker IDs are taken: every worker-N file in %s is locked",
+          (unsigned long long)fl->max_worker + 1, fl->dir);
     }
   }
   idgen__record rec;
@@ -59,8 +60,9 @@ static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
   if (rc) {
     worker_path(fl, fl->worker, path, sizeof path);
     idgen__hwm_file_close(&fl->f);
-    return idgen__why(l, rc, "%s: unreadable HWM record (%s); move the file away only if "
-                             "no process used this worker ID in the last seconds",
+    return idgen__why(l, rc,
+                      "%s: unreadable HWM record (%s); move the file away only if "
+                      "no process used this worker ID in the last seconds",
                       path, idgen_strerror(rc));
   }
   out->worker = fl->worker;
@@ -186,15 +188,15 @@ static void file_free(idgen_lease *l) {
   free(fl);
 }
 
-static const idgen_lease_class file_class = {
-    "file", file_acquire, file_keepalive, file_write_hwm, file_release,
-    file_holders, file_describe, file_free};
-static const idgen_lease_class static_class = {
-    "static", file_acquire, file_keepalive, file_write_hwm, file_release,
-    file_holders, file_describe, file_free};
-static const idgen_lease_class k8s_class = {
-    "k8s", file_acquire, file_keepalive, file_write_hwm, file_release,
-    file_holders, file_describe, file_free};
+static const idgen_lease_class file_class = {"file",         file_acquire, file_keepalive,
+                                             file_write_hwm, file_release, file_holders,
+                                             file_describe,  file_free};
+static const idgen_lease_class static_class = {"static",       file_acquire, file_keepalive,
+                                               file_write_hwm, file_release, file_holders,
+                                               file_describe,  file_free};
+static const idgen_lease_class k8s_class = {"k8s",          file_acquire, file_keepalive,
+                                            file_write_hwm, file_release, file_holders,
+                                            file_describe,  file_free};
 
 static int open_common(idgen_lease **out, const idgen_lease_config *c,
                        const idgen_lease_class *cls, uint64_t max_worker, int64_t fixed,

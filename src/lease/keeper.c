@@ -37,8 +37,12 @@ struct idgen_keeper {
   int64_t next_ka_ns, next_hwm_ns;
 };
 
-static int64_t now_ns(idgen_keeper *k) { return idgen_gen_now_ns(k->gen); }
-static int64_t ms_of(int64_t ns) { return ns / 1000000; }
+static int64_t now_ns(idgen_keeper *k) {
+  return idgen_gen_now_ns(k->gen);
+}
+static int64_t ms_of(int64_t ns) {
+  return ns / 1000000;
+}
 
 static void set_error(idgen_keeper *k, int rc) {
   pthread_mutex_lock(&k->mu);
@@ -56,7 +60,9 @@ static void nap(idgen_keeper *k, int64_t ns) {
   poll(&p, 1, ms);
 }
 
-static int64_t ttl_ns(const idgen_keeper *k) { return k->grant.ttl_ms * 1000000; }
+static int64_t ttl_ns(const idgen_keeper *k) {
+  return k->grant.ttl_ms * 1000000;
+}
 
 static int64_t deadline_of(const idgen_keeper *k) {
   if (k->grant.ttl_ms <= 0)

@@ -30,6 +30,9 @@ void idgen__record_self(idgen__record *rec, const char *host_override, int64_t s
 int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Counts one request to the coordination service that took ns (idgen_lease_latency). */
+void idgen__lease_observe(idgen_lease *lease, int64_t ns);
+
 /* Unix ms, wall clock. */
 int64_t idgen__wall_ms(void);
 

@@ -37,11 +37,18 @@ static int eq(const char *s, size_t n, const char *lit) {
 
 static void json_error(idgen__tctx *t, idgen__http_res *res, int status, const char *code,
                        const char *message) {
-  static const struct { int status; const char *reason; } reasons[] = {
-      {400, "Bad Request"}, {401, "Unauthorized"}, {404, "Not Found"},
-      {405, "Method Not Allowed"}, {413, "Payload Too Large"}, {414, "URI Too Long"},
-      {431, "Request Header Fields Too Large"}, {500, "Internal Server Error"},
-      {503, "Service Unavailable"}};
+  static const struct {
+    int status;
+    const char *reason;
+  } reasons[] = {{400, "Bad Request"},
+                 {401, "Unauthorized"},
+                 {404, "Not Found"},
+                 {405, "Method Not Allowed"},
+                 {413, "Payload Too Large"},
+                 {414, "URI Too Long"},
+                 {431, "Request Header Fields Too Large"},
+                 {500, "Internal Server Error"},
+                 {503, "Service Unavailable"}};
   res->status = status;
   res->reason = "Error";
   for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
@@ -198,7 +205,8 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
 static void route_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
                        const char *many, idgen__http_res *res) {
   idgen__buf_reset(&t->out);
-  idgen__buf_addf(&t->out, "{\"%s\":%s", p->has_count ? many : one, p->has_count ? "[" : "");
+  idgen__buf_addf(&t->out, "{\"%s\":%s", p->has_count ? many : one,
+                  p->has_count ? "[" : "");
   for (uint64_t i = 0; i < p->count; i++) {
     char text[64];
     int n = idgen__svc_text_id(t->svc, kind, text, sizeof text);
@@ -219,7 +227,8 @@ static void route_text(idgen__tctx *t, const params *p, idgen__kind kind, const 
   ok_json(res);
 }
 
-static void route_decode(idgen__tctx *t, const char *text, size_t len, idgen__http_res *res) {
+static void route_decode(idgen__tctx *t, const char *text, size_t len,
+                         idgen__http_res *res) {
   uint64_t id;
   const idgen_layout *layout = idgen__svc_layout(t->svc);
   int rc = idgen_id_parse_any(text, len, layout, &id, NULL);
@@ -241,16 +250,26 @@ static void route_decode(idgen__tctx *t, const char *text, size_t len, idgen__ht
 static idgen__route route_of(const idgen__http_req *req) {
   const char *p = req->path;
   size_t n = req->path_len;
-  if (eq(p, n, "/v1/id")) return ROUTE_ID;
-  if (eq(p, n, "/v1/ids")) return ROUTE_IDS;
-  if (eq(p, n, "/v1/uuid7")) return ROUTE_UUID7;
-  if (eq(p, n, "/v1/uuid4")) return ROUTE_UUID4;
-  if (eq(p, n, "/v1/ulid")) return ROUTE_ULID;
-  if (n > 11 && memcmp(p, "/v1/decode/", 11) == 0) return ROUTE_DECODE;
-  if (eq(p, n, "/v1/info")) return ROUTE_INFO;
-  if (eq(p, n, "/healthz")) return ROUTE_HEALTHZ;
-  if (eq(p, n, "/readyz")) return ROUTE_READYZ;
-  if (eq(p, n, "/metrics")) return ROUTE_METRICS;
+  if (eq(p, n, "/v1/id"))
+    return ROUTE_ID;
+  if (eq(p, n, "/v1/ids"))
+    return ROUTE_IDS;
+  if (eq(p, n, "/v1/uuid7"))
+    return ROUTE_UUID7;
+  if (eq(p, n, "/v1/uuid4"))
+    return ROUTE_UUID4;
+  if (eq(p, n, "/v1/ulid"))
+    return ROUTE_ULID;
+  if (n > 11 && memcmp(p, "/v1/decode/", 11) == 0)
+    return ROUTE_DECODE;
+  if (eq(p, n, "/v1/info"))
+    return ROUTE_INFO;
+  if (eq(p, n, "/healthz"))
+    return ROUTE_HEALTHZ;
+  if (eq(p, n, "/readyz"))
+    return ROUTE_READYZ;
+  if (eq(p, n, "/metrics"))
+    return ROUTE_METRICS;
   return ROUTE_OTHER;
 }
 
@@ -278,11 +297,13 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     return;
   }
   if (req->header_bytes > cfg->max_header_bytes) {
-    json_error(t, res, 431, "headers_too_large", "request headers larger than --max-header-bytes");
+    json_error(t, res, 431, "headers_too_large",
+               "request headers larger than --max-header-bytes");
     res->close = 1;
     return;
   }
-  if (!eq(req->method, req->method_len, "GET") && !eq(req->method, req->method_len, "HEAD")) {
+  if (!eq(req->method, req->method_len, "GET") &&
+      !eq(req->method, req->method_len, "HEAD")) {
     json_error(t, res, 405, "method_not_allowed", "only GET and HEAD are served");
     res->allow = 1;
     return;
@@ -292,12 +313,13 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     return;
   }
   if (route != ROUTE_HEALTHZ && route != ROUTE_READYZ && !bearer_ok(t, req)) {
-    json_error(t, res, 401, "unauthorized", "a valid 'Authorization: Bearer <token>' is required");
+    json_error(t, res, 401, "unauthorized",
+               "a valid 'Authorization: Bearer <token>' is required");
     res->www_authenticate = 1;
     return;
   }
   params p;
-  unsigned allowed = route == ROUTE_ID ? P_FORMAT
+  unsigned allowed = route == ROUTE_ID    ? P_FORMAT
                      : route == ROUTE_IDS ? P_COUNT | P_FORMAT
                      : route == ROUTE_UUID7 || route == ROUTE_UUID4 || route == ROUTE_ULID
                          ? P_COUNT
@@ -306,12 +328,24 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     return;
   const char *reason;
   switch (route) {
-  case ROUTE_ID: route_ids(t, &p, 0, res); return;
-  case ROUTE_IDS: route_ids(t, &p, 1, res); return;
-  case ROUTE_UUID7: route_text(t, &p, KIND_UUID7, "uuid", "uuids", res); return;
-  case ROUTE_UUID4: route_text(t, &p, KIND_UUID4, "uuid", "uuids", res); return;
-  case ROUTE_ULID: route_text(t, &p, KIND_ULID, "ulid", "ulids", res); return;
-  case ROUTE_DECODE: route_decode(t, req->path + 11, req->path_len - 11, res); return;
+  case ROUTE_ID:
+    route_ids(t, &p, 0, res);
+    return;
+  case ROUTE_IDS:
+    route_ids(t, &p, 1, res);
+    return;
+  case ROUTE_UUID7:
+    route_text(t, &p, KIND_UUID7, "uuid", "uuids", res);
+    return;
+  case ROUTE_UUID4:
+    route_text(t, &p, KIND_UUID4, "uuid", "uuids", res);
+    return;
+  case ROUTE_ULID:
+    route_text(t, &p, KIND_ULID, "ulid", "ulids", res);
+    return;
+  case ROUTE_DECODE:
+    route_decode(t, req->path + 11, req->path_len - 11, res);
+    return;
   case ROUTE_INFO:
     idgen__buf_reset(&t->out);
     idgen__svc_info_json(t->svc, &t->out);

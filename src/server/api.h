@@ -14,8 +14,8 @@
 typedef struct idgen__tctx {
   idgen__svc *svc;
   idgen__metrics *m;
-  idgen__buf out;     /* the response body being built */
-  uint64_t *ids;      /* room for max_count IDs */
+  idgen__buf out; /* the response body being built */
+  uint64_t *ids;  /* room for max_count IDs */
   size_t ids_cap;
 } idgen__tctx;
 
@@ -39,10 +39,10 @@ typedef struct idgen__http_res {
   int status;
   const char *reason;
   const char *content_type;
-  int retry_after_s;  /* > 0: send Retry-After */
-  int allow;          /* 405: send "Allow: GET, HEAD" */
+  int retry_after_s;    /* > 0: send Retry-After */
+  int allow;            /* 405: send "Allow: GET, HEAD" */
   int www_authenticate; /* 401: send "WWW-Authenticate: Bearer" */
-  int close;          /* close the connection after this response */
+  int close;            /* close the connection after this response */
 } idgen__http_res;
 
 /* Handles one request: fills res and puts the body in t->out. Never fails: errors are

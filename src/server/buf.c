@@ -50,7 +50,9 @@ void idgen__buf_add(idgen__buf *b, const void *p, size_t n) {
   b->len += n;
 }
 
-void idgen__buf_adds(idgen__buf *b, const char *s) { idgen__buf_add(b, s, strlen(s)); }
+void idgen__buf_adds(idgen__buf *b, const char *s) {
+  idgen__buf_add(b, s, strlen(s));
+}
 
 void idgen__buf_addc(idgen__buf *b, char c) {
   char *dst = idgen__buf_reserve(b, 1);

@@ -20,7 +20,8 @@ void idgen__buf_adds(idgen__buf *b, const char *s);
 void idgen__buf_addc(idgen__buf *b, char c);
 void idgen__buf_addu(idgen__buf *b, uint64_t v);
 void idgen__buf_addi(idgen__buf *b, int64_t v);
-void idgen__buf_addf(idgen__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void idgen__buf_addf(idgen__buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string literal, quotes included. */
 void idgen__buf_add_json_str(idgen__buf *b, const char *s, size_t n);
 

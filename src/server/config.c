@@ -20,26 +20,30 @@ typedef struct opt {
   const char *help;
 } opt;
 
-#define S(field) OPT_STR, offsetof(idgen__serve_config, field), \
-  sizeof(((idgen__serve_config *)0)->field), 0, 0
+#define S(field)                                                                           \
+  OPT_STR, offsetof(idgen__serve_config, field),                                           \
+      sizeof(((idgen__serve_config *)0)->field), 0, 0
 #define U(field, lo, hi) OPT_U64, offsetof(idgen__serve_config, field), 0, lo, hi
 
 static const opt opts[] = {
     {"http", S(http), "127.0.0.1:8080", "HTTP listener ADDR:PORT; empty disables it"},
-    {"resp", S(resp), "127.0.0.1:6380", "Redis-protocol listener ADDR:PORT; empty disables it"},
+    {"resp", S(resp), "127.0.0.1:6380",
+     "Redis-protocol listener ADDR:PORT; empty disables it"},
     {"layout", S(layout), "snowflake", "layout preset or spec (see `idgen layout`)"},
     {"policy", S(policy), "wait", "clock-back policy: fail, wait or logical"},
     {"auth-token-file", S(auth_token_file), "",
      "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH)"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
     {"threads", U(threads, 0, 256), "0", "event-loop threads, 0: one per core"},
-    {"max-conns", U(max_conns, 1, 1000000), "10000", "open connections at most (both listeners)"},
+    {"max-conns", U(max_conns, 1, 1000000), "10000",
+     "open connections at most (both listeners)"},
     {"max-header-bytes", U(max_header_bytes, 256, 65536), "8192",
      "request headers larger than this get 431"},
     {"max-request-line", U(max_request_line, 64, 65536), "2048",
      "request lines longer than this get 414"},
     {"header-timeout", U(header_timeout_ms, 100, 3600000), "10000",
-     "ms an HTTP connection may take to send a complete request (also its keep-alive idle)"},
+     "ms an HTTP connection may take to send a complete request (also its keep-alive "
+     "idle)"},
     {"idle-timeout", U(idle_timeout_ms, 100, 86400000), "300000",
      "ms a RESP connection may stay silent"},
     {"max-count", U(max_count, 1, IDGEN_SERVE_MAX_COUNT_LIMIT), "4096",
@@ -97,10 +101,11 @@ static int set_value(idgen__serve_config *cfg, const opt *o, const char *value, 
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: idgen serve [options]\n\n"
-          "Runs the ID service: HTTP/JSON and the Redis protocol (RESP2) on one event loop per\n"
-          "thread. Every option can also be set by the environment variable shown; flags win.\n\n");
+  fprintf(out, "usage: idgen serve [options]\n\n"
+               "Runs the ID service: HTTP/JSON and the Redis protocol (RESP2) on one event "
+               "loop per\n"
+               "thread. Every option can also be set by the environment variable shown; "
+               "flags win.\n\n");
   for (size_t i = 0; i < NOPTS; i++) {
     char env[64];
     env_name(&opts[i], env, sizeof env);
@@ -113,10 +118,11 @@ static void usage(FILE *out) {
     fprintf(out, "  --%s%s%s\n      %s%s%s%s\n", lo[i].name, lo[i].has_arg ? "=" : "",
             lo[i].has_arg ? lo[i].arg : "", lo[i].help, lo[i].env ? " (" : "",
             lo[i].env ? lo[i].env : "", lo[i].env ? ")" : "");
-  fprintf(out, "\n  --print-config\n      print the effective configuration and exit\n"
-               "  --help\n      this text\n\n"
-               "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file.\n"
-               "See docs/server.md for the routes and commands.\n");
+  fprintf(out,
+          "\n  --print-config\n      print the effective configuration and exit\n"
+          "  --help\n      this text\n\n"
+          "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file.\n"
+          "See docs/server.md for the routes and commands.\n");
 }
 
 int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FILE *out,
@@ -154,8 +160,9 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
   for (size_t i = 0; i < NOPTS; i++)
     lopts[nl++] = (struct option){opts[i].name, required_argument, NULL, (int)(1000 + i)};
   for (size_t i = 0; i < nlease; i++)
-    lopts[nl++] = (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument,
-                                  NULL, (int)(LEASE_OPT_BASE + i)};
+    lopts[nl++] =
+        (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument, NULL,
+                        (int)(LEASE_OPT_BASE + i)};
   lopts[nl++] = (struct option){"print-config", no_argument, NULL, 'p'};
   lopts[nl++] = (struct option){"help", no_argument, NULL, 'h'};
   lopts[nl] = (struct option){NULL, 0, NULL, 0};
@@ -216,16 +223,19 @@ static const char *lease_source(const char *name) {
 }
 
 static void print_lease(const idgen_lease_config *l, FILE *out) {
-  fprintf(out, "lease = \"%s\"  # %s\n", idgen_lease_kind_name(l->kind), lease_source("lease"));
+  fprintf(out, "lease = \"%s\"  # %s\n", idgen_lease_kind_name(l->kind),
+          lease_source("lease"));
   fprintf(out, "state-dir = \"%s\"  # %s\n", l->state_dir[0] ? l->state_dir : "(default)",
           lease_source("state-dir"));
   if (l->worker_id >= 0)
-    fprintf(out, "worker-id = %lld  # %s\n", (long long)l->worker_id, lease_source("worker-id"));
+    fprintf(out, "worker-id = %lld  # %s\n", (long long)l->worker_id,
+            lease_source("worker-id"));
   else
     fprintf(out, "worker-id = unset  # %s\n", lease_source("worker-id"));
   fprintf(out, "worker-id-offset = %lld  # %s\n", (long long)l->worker_id_offset,
           lease_source("worker-id-offset"));
-  fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index, lease_source("pod-index"));
+  fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index,
+          lease_source("pod-index"));
   fprintf(out, "etcd = \"");
   for (int i = 0; i < l->nendpoints; i++)
     fprintf(out, "%s%s", i ? "," : "", l->endpoints[i]);
@@ -233,8 +243,10 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
   fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, lease_source("namespace"));
   fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
           lease_source("lease-ttl"));
-  fprintf(out, "lease-margin = %lld  # %s\n", (long long)l->margin_ms, lease_source("lease-margin"));
-  fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms, lease_source("hwm-ahead"));
+  fprintf(out, "lease-margin = %lld  # %s\n", (long long)l->margin_ms,
+          lease_source("lease-margin"));
+  fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms,
+          lease_source("hwm-ahead"));
   fprintf(out, "hwm-interval = %lld  # %s\n", (long long)l->hwm_interval_ms,
           lease_source("hwm-interval"));
   fprintf(out, "hwm-wait-max = %lld  # %s\n", (long long)l->hwm_wait_max_ms,

@@ -12,14 +12,14 @@
 #define IDGEN_CFG_PATH 4096
 
 typedef struct idgen__serve_config {
-  char http[IDGEN_CFG_STR];  /* "ADDR:PORT"; "" disables the HTTP listener */
-  char resp[IDGEN_CFG_STR];  /* "ADDR:PORT"; "" disables the RESP listener */
+  char http[IDGEN_CFG_STR]; /* "ADDR:PORT"; "" disables the HTTP listener */
+  char resp[IDGEN_CFG_STR]; /* "ADDR:PORT"; "" disables the RESP listener */
   char layout[IDGEN_CFG_STR];
   char policy[IDGEN_CFG_STR];
-  idgen_lease_config lease;  /* --lease and its options (idgen_lease_options()) */
+  idgen_lease_config lease; /* --lease and its options (idgen_lease_options()) */
   char auth_token_file[IDGEN_CFG_PATH];
   char log_file[IDGEN_CFG_PATH];
-  uint64_t threads;          /* 0: one per core */
+  uint64_t threads; /* 0: one per core */
   uint64_t max_conns;
   uint64_t max_header_bytes;
   uint64_t max_request_line;

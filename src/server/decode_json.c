@@ -35,8 +35,8 @@ int idgen__decode_json(const idgen_layout *layout, uint64_t id, char *out, size_
   size_t pos = 0;
   /* Layout and field names come from presets or validated specs: plain words. */
   rc = append(tmp, sizeof tmp, &pos,
-              "{\"id\":\"%" PRIu64 "\",\"layout\":\"%s\",\"time\":\"%s\",\"time_ms\":%" PRId64
-              ",\"fields\":{",
+              "{\"id\":\"%" PRIu64
+              "\",\"layout\":\"%s\",\"time\":\"%s\",\"time_ms\":%" PRId64 ",\"fields\":{",
               id, layout->name, when, parts.time_ms);
   size_t node = 0;
   for (size_t i = 0; rc == 0 && i < layout->nfields; i++) {

@@ -33,8 +33,8 @@ struct idgen__net {
   h2o_socket_t *http_listener, *resp_listener;
   h2o_timeout_t resp_idle;
   h2o_timeout_t resp_linger; /* how long a closing connection drains its input */
-  resp_conn *resp_head; /* every RESP connection, for shutdown */
-  size_t open;          /* this thread's connections */
+  resp_conn *resp_head;      /* every RESP connection, for shutdown */
+  size_t open;               /* this thread's connections */
   int stopping;
 };
 
@@ -102,15 +102,17 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   idgen__api_http(t, &r, &res);
   req->res.status = res.status;
   req->res.reason = res.reason;
-  h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, res.content_type,
-                 strlen(res.content_type));
+  h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                 res.content_type, strlen(res.content_type));
   if (res.retry_after_s > 0) {
     char *v = h2o_mem_alloc_pool(&req->pool, 16);
     int n = snprintf(v, 16, "%d", res.retry_after_s);
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, v, (size_t)n);
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, v,
+                   (size_t)n);
   }
   if (res.allow)
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET, HEAD"));
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,
+                   H2O_STRLIT("GET, HEAD"));
   if (res.www_authenticate)
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL,
                    H2O_STRLIT("Bearer"));
@@ -121,7 +123,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   return 0;
 }
 
-static void on_http_close(void *data) { release(data); }
+static void on_http_close(void *data) {
+  release(data);
+}
 
 static void on_http_accept(h2o_socket_t *listener, const char *err) {
   if (err)
@@ -201,8 +205,8 @@ static void resp_process(resp_conn *c) {
   if (c->writing)
     return;
   int close = 0;
-  size_t used = idgen__resp_feed(&c->session, sock->input->bytes, sock->input->size, &c->out,
-                                 &close);
+  size_t used =
+      idgen__resp_feed(&c->session, sock->input->bytes, sock->input->size, &c->out, &close);
   if (used)
     h2o_buffer_consume(&sock->input, used);
   if (c->out.failed) {
@@ -295,8 +299,8 @@ int idgen__net_new(idgen__net **out, const idgen__net_config *cfg) {
   net->globalconf.max_request_entity_size = 1024; /* no route takes a body */
   net->globalconf.http1.req_timeout = cfg->header_timeout_ms;
   net->globalconf.http1.upgrade_to_http2 = 0;
-  h2o_hostconf_t *host =
-      h2o_config_register_host(&net->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+  h2o_hostconf_t *host = h2o_config_register_host(
+      &net->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
   h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
   http_handler *handler = (http_handler *)h2o_create_handler(path, sizeof *handler);
   handler->super.on_req = on_req;
@@ -342,7 +346,9 @@ void idgen__net_stop_accepting(idgen__net *net) {
   }
 }
 
-size_t idgen__net_open(const idgen__net *net) { return net->open; }
+size_t idgen__net_open(const idgen__net *net) {
+  return net->open;
+}
 
 void idgen__net_free(idgen__net *net) {
   if (!net)

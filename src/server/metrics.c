@@ -4,31 +4,42 @@
 #include <string.h>
 
 static const char *const route_names[ROUTE_COUNT] = {
-    "/v1/id", "/v1/ids", "/v1/uuid7", "/v1/uuid4", "/v1/ulid", "/v1/decode",
-    "/v1/info", "/healthz", "/readyz", "/metrics", "other"};
-static const char *const status_names[ST_COUNT] = {"200", "400", "401", "404", "405", "413",
-                                                   "414", "431", "500", "503", "other"};
-static const char *const rcmd_names[RCMD_COUNT] = {"ping", "id",   "ids",  "uuid7",
+    "/v1/id",   "/v1/ids",  "/v1/uuid7", "/v1/uuid4", "/v1/ulid", "/v1/decode",
+    "/v1/info", "/healthz", "/readyz",   "/metrics",  "other"};
+static const char *const status_names[ST_COUNT] = {
+    "200", "400", "401", "404", "405", "413", "414", "431", "500", "503", "other"};
+static const char *const rcmd_names[RCMD_COUNT] = {"ping",  "id",   "ids",    "uuid7",
                                                    "uuid4", "ulid", "decode", "info",
-                                                   "quit", "auth", "other"};
+                                                   "quit",  "auth", "other"};
 static const char *const kind_names[KIND_COUNT] = {"snowflake", "uuid7", "uuid4", "ulid"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */
-static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,  500,
+static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,   500,
                                                               1000, 2500, 10000, 100000};
 
 idgen__status_slot idgen__status_slot_of(int status) {
   switch (status) {
-  case 200: return ST_200;
-  case 400: return ST_400;
-  case 401: return ST_401;
-  case 404: return ST_404;
-  case 405: return ST_405;
-  case 413: return ST_413;
-  case 414: return ST_414;
-  case 431: return ST_431;
-  case 500: return ST_500;
-  case 503: return ST_503;
-  default: return ST_OTHER;
+  case 200:
+    return ST_200;
+  case 400:
+    return ST_400;
+  case 401:
+    return ST_401;
+  case 404:
+    return ST_404;
+  case 405:
+    return ST_405;
+  case 413:
+    return ST_413;
+  case 414:
+    return ST_414;
+  case 431:
+    return ST_431;
+  case 500:
+    return ST_500;
+  case 503:
+    return ST_503;
+  default:
+    return ST_OTHER;
   }
 }
 
@@ -64,7 +75,8 @@ void idgen__metrics_issued(idgen__metrics *m, idgen__kind kind, uint64_t n) {
 static uint64_t sum(const idgen__metrics *shards, size_t n, size_t offset) {
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
-    const _Atomic uint64_t *c = (const _Atomic uint64_t *)((const char *)&shards[i] + offset);
+    const _Atomic uint64_t *c =
+        (const _Atomic uint64_t *)((const char *)&shards[i] + offset);
     total += atomic_load_explicit(c, memory_order_relaxed);
   }
   return total;
@@ -79,8 +91,9 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
     idgen__buf_addf(out, "idgen_ids_issued_total{kind=\"%s\"} %llu\n", kind_names[k],
                     (unsigned long long)SUM(issued[k]));
 
-  idgen__buf_adds(out, "# HELP idgen_http_requests_total HTTP requests, by route and status.\n"
-                       "# TYPE idgen_http_requests_total counter\n");
+  idgen__buf_adds(out,
+                  "# HELP idgen_http_requests_total HTTP requests, by route and status.\n"
+                  "# TYPE idgen_http_requests_total counter\n");
   for (size_t r = 0; r < ROUTE_COUNT; r++)
     for (size_t s = 0; s < ST_COUNT; s++) {
       uint64_t v = SUM(http[r][s]);
@@ -89,17 +102,19 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
                         route_names[r], status_names[s], (unsigned long long)v);
     }
 
-  idgen__buf_adds(out, "# HELP idgen_resp_commands_total RESP commands, by command and outcome.\n"
-                       "# TYPE idgen_resp_commands_total counter\n");
+  idgen__buf_adds(
+      out, "# HELP idgen_resp_commands_total RESP commands, by command and outcome.\n"
+           "# TYPE idgen_resp_commands_total counter\n");
   for (size_t c = 0; c < RCMD_COUNT; c++)
     for (size_t e = 0; e < 2; e++)
-      idgen__buf_addf(out, "idgen_resp_commands_total{command=\"%s\",outcome=\"%s\"} %llu\n",
-                      rcmd_names[c], e ? "error" : "ok", (unsigned long long)SUM(resp[c][e]));
+      idgen__buf_addf(
+          out, "idgen_resp_commands_total{command=\"%s\",outcome=\"%s\"} %llu\n",
+          rcmd_names[c], e ? "error" : "ok", (unsigned long long)SUM(resp[c][e]));
 
-  idgen__buf_adds(out,
-                  "# HELP idgen_request_duration_seconds Time to handle one HTTP request or "
-                  "RESP command, from parsed to answered.\n"
-                  "# TYPE idgen_request_duration_seconds histogram\n");
+  idgen__buf_adds(
+      out, "# HELP idgen_request_duration_seconds Time to handle one HTTP request or "
+           "RESP command, from parsed to answered.\n"
+           "# TYPE idgen_request_duration_seconds histogram\n");
   uint64_t cum = 0;
   for (size_t i = 0; i < IDGEN_LAT_BUCKETS; i++) {
     cum += SUM(lat[i]);
@@ -112,7 +127,8 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
   }
   idgen__buf_addf(out, "idgen_request_duration_seconds_sum %.9f\n",
                   (double)SUM(lat_sum_ns) / 1e9);
-  idgen__buf_addf(out, "idgen_request_duration_seconds_count %llu\n", (unsigned long long)cum);
+  idgen__buf_addf(out, "idgen_request_duration_seconds_count %llu\n",
+                  (unsigned long long)cum);
 
   idgen__buf_addf(out,
                   "# HELP idgen_connections_accepted_total Connections accepted.\n"
@@ -126,6 +142,7 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
                   "protocol error.\n"
                   "# TYPE idgen_resp_protocol_errors_total counter\n"
                   "idgen_resp_protocol_errors_total %llu\n",
-                  (unsigned long long)SUM(conns_accepted), (unsigned long long)SUM(conns_refused),
+                  (unsigned long long)SUM(conns_accepted),
+                  (unsigned long long)SUM(conns_refused),
                   (unsigned long long)SUM(resp_protocol_errors));
 }

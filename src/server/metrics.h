@@ -9,21 +9,57 @@
 #include "server/buf.h"
 
 typedef enum idgen__route {
-  ROUTE_ID, ROUTE_IDS, ROUTE_UUID7, ROUTE_UUID4, ROUTE_ULID, ROUTE_DECODE, ROUTE_INFO,
-  ROUTE_HEALTHZ, ROUTE_READYZ, ROUTE_METRICS, ROUTE_OTHER, ROUTE_COUNT
+  ROUTE_ID,
+  ROUTE_IDS,
+  ROUTE_UUID7,
+  ROUTE_UUID4,
+  ROUTE_ULID,
+  ROUTE_DECODE,
+  ROUTE_INFO,
+  ROUTE_HEALTHZ,
+  ROUTE_READYZ,
+  ROUTE_METRICS,
+  ROUTE_OTHER,
+  ROUTE_COUNT
 } idgen__route;
 
 typedef enum idgen__status_slot {
-  ST_200, ST_400, ST_401, ST_404, ST_405, ST_413, ST_414, ST_431, ST_500, ST_503, ST_OTHER,
+  ST_200,
+  ST_400,
+  ST_401,
+  ST_404,
+  ST_405,
+  ST_413,
+  ST_414,
+  ST_431,
+  ST_500,
+  ST_503,
+  ST_OTHER,
   ST_COUNT
 } idgen__status_slot;
 
 typedef enum idgen__rcmd {
-  RCMD_PING, RCMD_ID, RCMD_IDS, RCMD_UUID7, RCMD_UUID4, RCMD_ULID, RCMD_DECODE, RCMD_INFO,
-  RCMD_QUIT, RCMD_AUTH, RCMD_OTHER, RCMD_COUNT
+  RCMD_PING,
+  RCMD_ID,
+  RCMD_IDS,
+  RCMD_UUID7,
+  RCMD_UUID4,
+  RCMD_ULID,
+  RCMD_DECODE,
+  RCMD_INFO,
+  RCMD_QUIT,
+  RCMD_AUTH,
+  RCMD_OTHER,
+  RCMD_COUNT
 } idgen__rcmd;
 
-typedef enum idgen__kind { KIND_SNOWFLAKE, KIND_UUID7, KIND_UUID4, KIND_ULID, KIND_COUNT } idgen__kind;
+typedef enum idgen__kind {
+  KIND_SNOWFLAKE,
+  KIND_UUID7,
+  KIND_UUID4,
+  KIND_ULID,
+  KIND_COUNT
+} idgen__kind;
 
 /* Latency buckets, upper bounds in microseconds (the last is +Inf). */
 #define IDGEN_LAT_BUCKETS 10
@@ -31,7 +67,7 @@ typedef enum idgen__kind { KIND_SNOWFLAKE, KIND_UUID7, KIND_UUID4, KIND_ULID, KI
 typedef struct idgen__metrics {
   _Atomic uint64_t issued[KIND_COUNT];
   _Atomic uint64_t http[ROUTE_COUNT][ST_COUNT];
-  _Atomic uint64_t resp[RCMD_COUNT][2]; /* [ok, error] */
+  _Atomic uint64_t resp[RCMD_COUNT][2];    /* [ok, error] */
   _Atomic uint64_t lat[IDGEN_LAT_BUCKETS]; /* non-cumulative here, cumulative on output */
   _Atomic uint64_t lat_sum_ns;
   _Atomic uint64_t conns_accepted, conns_refused, resp_protocol_errors;

@@ -13,12 +13,13 @@
 typedef struct idgen__net idgen__net;
 
 typedef struct idgen__net_config {
-  idgen__tctx *tctx;           /* this thread's context; outlives the loop */
-  int http_fd;                 /* listening socket for HTTP, or -1 */
-  int resp_fd;                 /* listening socket for RESP, or -1 */
-  uint64_t header_timeout_ms;  /* HTTP: time to send a complete request (and keep-alive idle) */
-  uint64_t idle_timeout_ms;    /* RESP: silence allowed */
-  _Atomic uint64_t *conns;     /* open connections, shared by every thread */
+  idgen__tctx *tctx; /* this thread's context; outlives the loop */
+  int http_fd;       /* listening socket for HTTP, or -1 */
+  int resp_fd;       /* listening socket for RESP, or -1 */
+  uint64_t
+      header_timeout_ms; /* HTTP: time to send a complete request (and keep-alive idle) */
+  uint64_t idle_timeout_ms; /* RESP: silence allowed */
+  _Atomic uint64_t *conns;  /* open connections, shared by every thread */
   uint64_t max_conns;
 } idgen__net_config;
 

@@ -116,7 +116,8 @@ int idgen__resp_parse(const char *in, size_t len, idgen__resp_cmd *cmd, size_t *
       *err = "ERR Protocol error: invalid bulk length";
       return -1;
     }
-    long long bl = parse_len(in + pos + 1, (size_t)(lcr - (in + pos) - 1), IDGEN_RESP_MAX_REQUEST);
+    long long bl =
+        parse_len(in + pos + 1, (size_t)(lcr - (in + pos) - 1), IDGEN_RESP_MAX_REQUEST);
     if (bl < 0) {
       *err = "ERR Protocol error: invalid bulk length";
       return -1;
@@ -186,7 +187,9 @@ static void error_line(idgen__buf *out, const char *s, size_t n) {
   idgen__buf_add(out, "\r\n", 2);
 }
 
-static void error_str(idgen__buf *out, const char *s) { error_line(out, s, strlen(s)); }
+static void error_str(idgen__buf *out, const char *s) {
+  error_line(out, s, strlen(s));
+}
 
 static void lower_name(const idgen__resp_cmd *c, char *name, size_t cap) {
   size_t n = c->argl[0] < cap - 1 ? c->argl[0] : cap - 1;
@@ -233,8 +236,8 @@ static void resp_issue_error(idgen__buf *out, int err) {
 }
 
 /* Reads the count argument; writes the error reply and returns 0 if it is bad. */
-static int count_arg(idgen__resp_session *s, const idgen__resp_cmd *c, size_t i, uint64_t *n,
-                     idgen__buf *out) {
+static int count_arg(idgen__resp_session *s, const idgen__resp_cmd *c, size_t i,
+                     uint64_t *n, idgen__buf *out) {
   uint64_t max = idgen__svc_config(s->t->svc)->max_count;
   uint64_t v = 0;
   int ok = c->argl[i] > 0 && c->argl[i] <= 19;
@@ -331,13 +334,16 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
         idgen__buf_add(out, "\r\n", 2);
         for (size_t i = 0; i < (size_t)n; i++) {
           char text[24];
-          size_t l = (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)t->ids[i]);
+          size_t l =
+              (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)t->ids[i]);
           bulk(out, text, l);
         }
       }
     }
   } else if (is(c, "UUID7") || is(c, "UUID4") || is(c, "ULID")) {
-    idgen__kind kind = is(c, "UUID7") ? KIND_UUID7 : is(c, "UUID4") ? KIND_UUID4 : KIND_ULID;
+    idgen__kind kind = is(c, "UUID7")   ? KIND_UUID7
+                       : is(c, "UUID4") ? KIND_UUID4
+                                        : KIND_ULID;
     which = kind == KIND_UUID7 ? RCMD_UUID7 : kind == KIND_UUID4 ? RCMD_UUID4 : RCMD_ULID;
     uint64_t n = 1;
     if (c->argc > 2) {

@@ -10,12 +10,12 @@
 #include "server/api.h"
 #include "server/buf.h"
 
-#define IDGEN_RESP_MAX_ARGS 8         /* arguments kept; argc still counts them all */
-#define IDGEN_RESP_MAX_REQUEST 65536  /* bytes of one command, framing included */
-#define IDGEN_RESP_OUT_HIGH 262144    /* stop answering once this much waits to be sent */
+#define IDGEN_RESP_MAX_ARGS 8        /* arguments kept; argc still counts them all */
+#define IDGEN_RESP_MAX_REQUEST 65536 /* bytes of one command, framing included */
+#define IDGEN_RESP_OUT_HIGH 262144   /* stop answering once this much waits to be sent */
 
 typedef struct idgen__resp_cmd {
-  size_t argc;                           /* arguments sent (may exceed IDGEN_RESP_MAX_ARGS) */
+  size_t argc; /* arguments sent (may exceed IDGEN_RESP_MAX_ARGS) */
   const char *argv[IDGEN_RESP_MAX_ARGS]; /* into the input buffer, not NUL-terminated */
   size_t argl[IDGEN_RESP_MAX_ARGS];
 } idgen__resp_cmd;

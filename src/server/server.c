@@ -51,15 +51,16 @@ static int someone_listens(const struct sockaddr *sa, socklen_t len) {
 
 /* Opens n listening sockets on one address with SO_REUSEPORT; port 0 picks a free port
  * once and shares it. Writes the bound "addr:port" into bound. */
-static int open_listeners(const char *what, const char *spec, int *fds, size_t n, size_t stride,
-                          char *bound, size_t boundlen) {
+static int open_listeners(const char *what, const char *spec, int *fds, size_t n,
+                          size_t stride, char *bound, size_t boundlen) {
   char host[256];
   uint16_t port;
   if (idgen__parse_hostport(spec, host, sizeof host, &port) < 0) {
     idgen__log("error", "listen", "%s: '%s' is not ADDR:PORT", what, spec);
     return -1;
   }
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+  struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                           .ai_socktype = SOCK_STREAM,
                            .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
   struct addrinfo *ai = NULL;
   char portstr[8];
@@ -123,10 +124,13 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  idgen__net_config nc = {.tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd,
+  idgen__net_config nc = {.tctx = &t,
+                          .http_fd = w->http_fd,
+                          .resp_fd = w->resp_fd,
                           .header_timeout_ms = cfg->header_timeout_ms,
                           .idle_timeout_ms = cfg->idle_timeout_ms,
-                          .conns = idgen__svc_conns(w->svc), .max_conns = cfg->max_conns};
+                          .conns = idgen__svc_conns(w->svc),
+                          .max_conns = cfg->max_conns};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);
@@ -141,8 +145,9 @@ static void *serve_thread(void *arg) {
     idgen__net_run_once(net, 20);
   size_t left = idgen__net_open(net);
   if (left)
-    idgen__log("warn", "shutdown", "thread %zu: closing %zu connections still open after %llu ms",
-               w->index, left, (unsigned long long)cfg->shutdown_timeout_ms);
+    idgen__log("warn", "shutdown",
+               "thread %zu: closing %zu connections still open after %llu ms", w->index,
+               left, (unsigned long long)cfg->shutdown_timeout_ms);
   idgen__net_free(net);
   idgen__tctx_free(&t);
   return NULL;
@@ -166,7 +171,8 @@ static int load_token(idgen__serve_config *cfg) {
     cfg->auth_token[--n] = 0;
   int bad = more || n == 0 || strlen(cfg->auth_token) != n;
   for (size_t i = 0; !bad && i < n; i++)
-    bad = (unsigned char)cfg->auth_token[i] <= ' ' || (unsigned char)cfg->auth_token[i] >= 0x7f;
+    bad = (unsigned char)cfg->auth_token[i] <= ' ' ||
+          (unsigned char)cfg->auth_token[i] >= 0x7f;
   if (bad) {
     idgen__log("error", "config",
                "--auth-token-file %s: want one token of 1..%zu printable characters",
@@ -188,7 +194,8 @@ static void raise_nofile(idgen__serve_config *cfg) {
   }
   uint64_t room = rl.rlim_cur > 128 ? (uint64_t)rl.rlim_cur - 128 : 1;
   if (cfg->max_conns > room) {
-    idgen__log("warn", "config", "--max-conns %llu lowered to %llu: open-file limit is %llu",
+    idgen__log("warn", "config",
+               "--max-conns %llu lowered to %llu: open-file limit is %llu",
                (unsigned long long)cfg->max_conns, (unsigned long long)room,
                (unsigned long long)rl.rlim_cur);
     cfg->max_conns = room;
@@ -248,9 +255,9 @@ int idgen__serve_run(idgen__serve_config *cfg) {
              "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%lld "
              "policy=%s max_conns=%llu max_count=%llu auth=%s",
              IDGEN_VERSION, http_bound, resp_bound, nthreads, idgen__svc_layout(svc)->name,
-             idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc), cfg->policy,
-             (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
-             cfg->auth_token[0] ? "token" : "none");
+             idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc),
+             cfg->policy, (unsigned long long)cfg->max_conns,
+             (unsigned long long)cfg->max_count, cfg->auth_token[0] ? "token" : "none");
 
   atomic_store(&stop_requested, 0);
   size_t started = 0;
@@ -276,8 +283,9 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     if (strcmp(state, last_state) != 0 || wid != last_worker) {
       const char *reason = "";
       int ready = idgen__svc_ready(svc, &reason);
-      idgen__log(strcmp(state, "lost") ? "info" : "error", "lease", "state=%s worker_id=%lld ready=%d%s%s",
-                 state, (long long)wid, ready, ready ? "" : " reason=", ready ? "" : reason);
+      idgen__log(strcmp(state, "lost") ? "info" : "error", "lease",
+                 "state=%s worker_id=%lld ready=%d%s%s", state, (long long)wid, ready,
+                 ready ? "" : " reason=", ready ? "" : reason);
       last_state = state;
       last_worker = wid;
     }
@@ -299,7 +307,8 @@ int idgen__serve_run(idgen__serve_config *cfg) {
       continue;
     }
     idgen__log("info", "stop", "%s: stop accepting, finish in-flight work within %llu ms",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)cfg->shutdown_timeout_ms);
+               sig == SIGINT ? "SIGINT" : "SIGTERM",
+               (unsigned long long)cfg->shutdown_timeout_ms);
     break;
   }
   idgen__svc_begin_shutdown(svc);

@@ -60,10 +60,11 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     return IDGEN_ENOMEM;
   }
   char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), wall_ms(), &svc->layout, why,
-                              sizeof why);
+  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), wall_ms(), &svc->layout,
+                              why, sizeof why);
   if (rc < 0) {
-    snprintf(err, errlen, "--layout '%s': %s", cfg->layout, why[0] ? why : idgen_strerror(rc));
+    snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
+             why[0] ? why : idgen_strerror(rc));
     goto fail;
   }
   rc = idgen_policy_parse(cfg->policy, &svc->policy);
@@ -94,10 +95,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   rc = idgen_keeper_new(&svc->keeper, &kc);
   if (rc < 0) {
     snprintf(err, errlen, "lease %s: %s", idgen_lease_kind_name(cfg->lease.kind),
-             idgen_lease_why(svc->lease)[0] ? idgen_lease_why(svc->lease) : idgen_strerror(rc));
+             idgen_lease_why(svc->lease)[0] ? idgen_lease_why(svc->lease)
+                                            : idgen_strerror(rc));
     goto fail;
   }
-  snprintf(svc->provider, sizeof svc->provider, "%s", idgen_lease_kind_name(cfg->lease.kind));
+  snprintf(svc->provider, sizeof svc->provider, "%s",
+           idgen_lease_kind_name(cfg->lease.kind));
   rc = idgen_random_system_new(&svc->random);
   if (rc < 0) {
     snprintf(err, errlen, "random source: %s", idgen_strerror(rc));
@@ -105,7 +108,8 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   }
   idgen_uuid7_config uc = {.clock = &svc->clock.base, .random = svc->random};
   idgen_ulid_config lc = {.clock = &svc->clock.base, .random = svc->random, .monotonic = 1};
-  if ((rc = idgen_uuid7_new(&svc->uuid7, &uc)) < 0 || (rc = idgen_ulid_new(&svc->ulid, &lc)) < 0) {
+  if ((rc = idgen_uuid7_new(&svc->uuid7, &uc)) < 0 ||
+      (rc = idgen_ulid_new(&svc->ulid, &lc)) < 0) {
     snprintf(err, errlen, "uuid: %s", idgen_strerror(rc));
     goto fail;
   }
@@ -147,15 +151,23 @@ void idgen__svc_free(idgen__svc *svc) {
   free(svc);
 }
 
-const idgen__serve_config *idgen__svc_config(const idgen__svc *svc) { return &svc->cfg; }
-const idgen_layout *idgen__svc_layout(const idgen__svc *svc) { return &svc->layout; }
+const idgen__serve_config *idgen__svc_config(const idgen__svc *svc) {
+  return &svc->cfg;
+}
+const idgen_layout *idgen__svc_layout(const idgen__svc *svc) {
+  return &svc->layout;
+}
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i) {
   return &svc->shards[i < svc->nshards ? i : svc->nshards - 1];
 }
 
-_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc) { return &svc->conns; }
+_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc) {
+  return &svc->conns;
+}
 
-int idgen__svc_next(idgen__svc *svc, uint64_t *id) { return idgen_gen_next(svc->gen, id); }
+int idgen__svc_next(idgen__svc *svc, uint64_t *id) {
+  return idgen_gen_next(svc->gen, id);
+}
 
 int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n) {
   return idgen_gen_next_batch(svc->gen, ids, n);
@@ -178,7 +190,9 @@ int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outl
   return rc < 0 ? rc : idgen_uuid_format(u, out, outlen);
 }
 
-const char *idgen__svc_lease_state(idgen__svc *svc) { return idgen_keeper_state(svc->keeper); }
+const char *idgen__svc_lease_state(idgen__svc *svc) {
+  return idgen_keeper_state(svc->keeper);
+}
 
 void idgen__svc_lease_error(idgen__svc *svc, char *out, size_t outlen) {
   idgen_keeper_last_error(svc->keeper, out, outlen);
@@ -218,10 +232,16 @@ int idgen__svc_ready(idgen__svc *svc, const char **reason) {
   return 1;
 }
 
-void idgen__svc_begin_shutdown(idgen__svc *svc) { atomic_store(&svc->stopping, 1); }
-int idgen__svc_stopping(const idgen__svc *svc) { return atomic_load(&svc->stopping); }
+void idgen__svc_begin_shutdown(idgen__svc *svc) {
+  atomic_store(&svc->stopping, 1);
+}
+int idgen__svc_stopping(const idgen__svc *svc) {
+  return atomic_load(&svc->stopping);
+}
 
-int idgen__svc_auth_required(const idgen__svc *svc) { return svc->cfg.auth_token[0] != 0; }
+int idgen__svc_auth_required(const idgen__svc *svc) {
+  return svc->cfg.auth_token[0] != 0;
+}
 
 int idgen__svc_auth_ok(const idgen__svc *svc, const char *token, size_t len) {
   const char *want = svc->cfg.auth_token;
@@ -229,7 +249,8 @@ int idgen__svc_auth_ok(const idgen__svc *svc, const char *token, size_t len) {
   /* Constant time in the token's content; the length is not secret enough to hide. */
   unsigned diff = (unsigned)(len != wl);
   for (size_t i = 0; i < wl; i++)
-    diff |= (unsigned)(unsigned char)want[i] ^ (unsigned)(unsigned char)(i < len ? token[i] : 0);
+    diff |= (unsigned)(unsigned char)want[i] ^
+            (unsigned)(unsigned char)(i < len ? token[i] : 0);
   return wl > 0 && diff == 0;
 }
 
@@ -256,7 +277,8 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   idgen__buf_adds(out, ",\"epoch\":");
   add_time(out, svc->layout.epoch_ms);
   idgen__buf_addf(out,
-                  ",\"epoch_ms\":%" PRId64 ",\"unit_ms\":%u,\"time_bits\":%u,\"node_bits\":%u,"
+                  ",\"epoch_ms\":%" PRId64
+                  ",\"unit_ms\":%u,\"time_bits\":%u,\"node_bits\":%u,"
                   "\"seq_bits\":%u,\"end\":",
                   svc->layout.epoch_ms, svc->layout.unit_ms, svc->layout.time_bits,
                   svc->layout.node_bits, svc->layout.seq_bits);
@@ -266,8 +288,9 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   idgen__buf_addf(out, "},\"worker_id\":%lld,\"provider\":\"%s\",\"provider_detail\":",
                   (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind));
   idgen__buf_add_json_str(out, svc->provider, strlen(svc->provider));
-  idgen__buf_addf(out, ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
-                       ",\"losses\":%" PRIu64 ",\"floor\":",
+  idgen__buf_addf(out,
+                  ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
+                  ",\"losses\":%" PRIu64 ",\"floor\":",
                   ks.state, ks.renewals, ks.lease_lost);
   add_time(out, ks.floor_ms);
   idgen__buf_adds(out, ",\"deadline\":");
@@ -279,9 +302,12 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
   idgen__buf_adds(out, "},\"hwm\":");
   add_time(out, ks.hwm_ms);
-  idgen__buf_addf(out, ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64 ",\"clock\":{\"source\":\"monotonic anchored to wall\","
-                       "\"policy\":\"%s\"},\"ready\":%s",
-                  ks.hwm_ms, st.last_ms, idgen_policy_name(svc->policy), ready ? "true" : "false");
+  idgen__buf_addf(out,
+                  ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64
+                  ",\"clock\":{\"source\":\"monotonic anchored to wall\","
+                  "\"policy\":\"%s\"},\"ready\":%s",
+                  ks.hwm_ms, st.last_ms, idgen_policy_name(svc->policy),
+                  ready ? "true" : "false");
   if (!ready) {
     idgen__buf_adds(out, ",\"not_ready_reason\":");
     idgen__buf_add_json_str(out, reason, strlen(reason));
@@ -301,18 +327,20 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
   char spec[256];
   if (idgen_layout_format(&svc->layout, spec, sizeof spec) < 0)
     spec[0] = 0;
-  idgen__buf_addf(out,
-                  "# Server\r\nidgen_version:" IDGEN_VERSION "\r\nuptime_in_seconds:%" PRId64
-                  "\r\n# Generator\r\nlayout:%s\r\nlayout_spec:%s\r\nepoch_ms:%" PRId64
-                  "\r\nworker_id:%lld\r\nprovider:%s\r\nlease_state:%s\r\nhwm_ms:%" PRId64
-                  "\r\npolicy:%s\r\nready:%d\r\n",
-                  (wall_ms() - svc->started_ms) / 1000, svc->layout.name, spec,
-                  svc->layout.epoch_ms, (long long)ks.worker,
-                  idgen_lease_kind_name(svc->cfg.lease.kind), ks.state, ks.hwm_ms, idgen_policy_name(svc->policy), ready);
+  idgen__buf_addf(
+      out,
+      "# Server\r\nidgen_version:" IDGEN_VERSION "\r\nuptime_in_seconds:%" PRId64
+      "\r\n# Generator\r\nlayout:%s\r\nlayout_spec:%s\r\nepoch_ms:%" PRId64
+      "\r\nworker_id:%lld\r\nprovider:%s\r\nlease_state:%s\r\nhwm_ms:%" PRId64
+      "\r\npolicy:%s\r\nready:%d\r\n",
+      (wall_ms() - svc->started_ms) / 1000, svc->layout.name, spec, svc->layout.epoch_ms,
+      (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind), ks.state, ks.hwm_ms,
+      idgen_policy_name(svc->policy), ready);
   if (!ready)
     idgen__buf_addf(out, "not_ready_reason:%s\r\n", reason);
-  idgen__buf_addf(out, "ids_issued:%" PRIu64 "\r\nsequence_waits:%" PRIu64
-                       "\r\nclock_back:%" PRIu64 "\r\n",
+  idgen__buf_addf(out,
+                  "ids_issued:%" PRIu64 "\r\nsequence_waits:%" PRIu64
+                  "\r\nclock_back:%" PRIu64 "\r\n",
                   st.issued, st.seq_waits, st.clock_back);
 }
 
@@ -324,7 +352,8 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
   int ready = idgen__svc_ready(svc, &reason);
   idgen__buf_addf(
       out,
-      "# HELP idgen_sequence_exhausted_waits_total Times a time unit's sequence ran out and "
+      "# HELP idgen_sequence_exhausted_waits_total Times a time unit's sequence ran out "
+      "and "
       "the generator waited for the next unit.\n"
       "# TYPE idgen_sequence_exhausted_waits_total counter\n"
       "idgen_sequence_exhausted_waits_total %" PRIu64 "\n"
@@ -358,40 +387,76 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# TYPE idgen_ready gauge\n"
       "idgen_ready %d\n",
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
-      st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker, st.last_ms,
-      st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, atomic_load(&svc->conns), ready);
+      st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker,
+      st.last_ms, st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms,
+      atomic_load(&svc->conns), ready);
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
+  idgen__buf_addf(
+      out,
+      "# HELP idgen_lease_renewals_total Lease keepalives, by outcome.\n"
+      "# TYPE idgen_lease_renewals_total counter\n"
+      "idgen_lease_renewals_total{outcome=\"ok\"} %" PRIu64 "\n"
+      "idgen_lease_renewals_total{outcome=\"failed\"} %" PRIu64 "\n"
+      "# HELP idgen_lease_losses_total Leases lost (deadline or fence).\n"
+      "# TYPE idgen_lease_losses_total counter\n"
+      "idgen_lease_losses_total %" PRIu64 "\n"
+      "# HELP idgen_lease_acquisitions_total Worker IDs won.\n"
+      "# TYPE idgen_lease_acquisitions_total counter\n"
+      "idgen_lease_acquisitions_total %" PRIu64 "\n"
+      "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
+      "# TYPE idgen_hwm_writes_total counter\n"
+      "idgen_hwm_writes_total %" PRIu64 "\n"
+      "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
+      "# TYPE idgen_hwm_persisted_ms gauge\n"
+      "idgen_hwm_persisted_ms %" PRId64 "\n",
+      ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.hwm_writes,
+      ks.hwm_ms);
+  idgen_lease_latency lat;
+  idgen_lease_latency_get(svc->lease, &lat);
+  static const int64_t bounds_ms[] = IDGEN_LEASE_LATENCY_BOUNDS_MS;
+  idgen__buf_addf(
+      out, "# HELP idgen_lease_request_duration_seconds Requests to the coordination "
+           "service (etcd), by provider; none for local providers.\n"
+           "# TYPE idgen_lease_request_duration_seconds histogram\n");
+  uint64_t cum = 0;
+  for (size_t i = 0; i < IDGEN_LEASE_LATENCY_BUCKETS; i++) {
+    cum += lat.buckets[i];
+    if (i < IDGEN_LEASE_LATENCY_BUCKETS - 1)
+      idgen__buf_addf(
+          out,
+          "idgen_lease_request_duration_seconds_bucket{provider=\"%s\",le=\"%g\"} "
+          "%" PRIu64 "\n",
+          svc->provider, (double)bounds_ms[i] / 1e3, cum);
+    else
+      idgen__buf_addf(
+          out,
+          "idgen_lease_request_duration_seconds_bucket{provider=\"%s\",le=\"+Inf\"} "
+          "%" PRIu64 "\n",
+          svc->provider, cum);
+  }
   idgen__buf_addf(out,
-                  "# HELP idgen_lease_renewals_total Lease keepalives, by outcome.\n"
-                  "# TYPE idgen_lease_renewals_total counter\n"
-                  "idgen_lease_renewals_total{outcome=\"ok\"} %" PRIu64 "\n"
-                  "idgen_lease_renewals_total{outcome=\"failed\"} %" PRIu64 "\n"
-                  "# HELP idgen_lease_losses_total Leases lost (deadline or fence).\n"
-                  "# TYPE idgen_lease_losses_total counter\n"
-                  "idgen_lease_losses_total %" PRIu64 "\n"
-                  "# HELP idgen_lease_acquisitions_total Worker IDs won.\n"
-                  "# TYPE idgen_lease_acquisitions_total counter\n"
-                  "idgen_lease_acquisitions_total %" PRIu64 "\n"
-                  "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
-                  "# TYPE idgen_hwm_writes_total counter\n"
-                  "idgen_hwm_writes_total %" PRIu64 "\n"
-                  "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
-                  "# TYPE idgen_hwm_persisted_ms gauge\n"
-                  "idgen_hwm_persisted_ms %" PRId64 "\n",
-                  ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions,
-                  ks.hwm_writes, ks.hwm_ms);
+                  "idgen_lease_request_duration_seconds_sum{provider=\"%s\"} %.6f\n"
+                  "idgen_lease_request_duration_seconds_count{provider=\"%s\"} %" PRIu64
+                  "\n",
+                  svc->provider, (double)lat.sum_us / 1e6, svc->provider, lat.count);
 }
 
 const char *idgen__svc_error_code(int err, int *temporary) {
   *temporary = 1;
   switch (err) {
-  case IDGEN_ECLOCKBACK: return "clock_back";
-  case IDGEN_ELEASE: return "lease_lost";
-  case IDGEN_ECAP: return "cap_reached";
-  case IDGEN_ENOTARMED: return "not_armed";
-  case IDGEN_ETIMEEND: return "time_exhausted";
-  case IDGEN_EEXHAUSTED: return "sequence_exhausted";
+  case IDGEN_ECLOCKBACK:
+    return "clock_back";
+  case IDGEN_ELEASE:
+    return "lease_lost";
+  case IDGEN_ECAP:
+    return "cap_reached";
+  case IDGEN_ENOTARMED:
+    return "not_armed";
+  case IDGEN_ETIMEEND:
+    return "time_exhausted";
+  case IDGEN_EEXHAUSTED:
+    return "sequence_exhausted";
   default:
     *temporary = 0;
     return "internal";

@@ -40,7 +40,7 @@ if command -v gnuplot >/dev/null 2>&1; then
   done
 fi
 # The cluster is stopped and its temp dir gone.
-pid=$(grep -o 'pid [0-9]*' "$out/stderr" | head -n 1 | cut -d' ' -f2)
+pid=$(grep -o 'pid [0-9]*' "$out/stderr" | sed -n 1p | cut -d' ' -f2)
 [[ -n "$pid" ]] || fail "no server pid in: $(cat "$out/stderr")"
 ! kill -0 "$pid" 2>/dev/null || fail "PostgreSQL (pid $pid) still running"
 echo "PASS: bench/btree.sh ran every scheme with $rows rows"

@@ -4,6 +4,7 @@
 # the HWM), SIGSTOP past the TTL (the paused holder never issues above the cap the next
 # holder read), graceful shutdown revokes at once. Usage: lease_etcd.sh /path/to/idgen
 set -euo pipefail
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: lease_etcd.sh /path/to/idgen}
 SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
@@ -20,8 +21,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$T"/*.err; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
 ok() { echo "ok - $*"; }
-worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | head -1; }
-floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | head -1; }
+worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
+floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
 wait_held() { # errfile
   for _ in $(seq 150); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
   fail "no 'held' in $1"
@@ -90,7 +91,7 @@ hwm=$(hwm_of n3 0)
 [[ $(floor_of "$T/k2.err") == "$hwm" ]] || fail "floor $(floor_of "$T/k2.err") != HWM $hwm"
 grep -q '^# state waiting-hwm' "$T/k2.err" || fail "next holder did not wait"
 amax=$(awk '{print $1}' "$T/k1.out" | sort -n | tail -1)
-bmin=$(awk '{print $1}' "$T/k2.out" | sort -n | head -1)
+bmin=$(awk '{print $1}' "$T/k2.out" | sort -n | sed -n 1p)
 [[ -n $bmin && $bmin -gt $hwm && $hwm -ge $amax ]] || fail "a max $amax, HWM $hwm, b min $bmin"
 ok "kill -9: worker 0 freed $((t_free - t_kill)) ms after the kill (TTL 3 s); next holder waited past HWM $hwm"
 
@@ -108,10 +109,11 @@ wait_held "$T/p2.err"
 floor=$(floor_of "$T/p2.err")
 kill -CONT "$a"
 sleep 2.5
-kill -TERM "$a" "$b"; wait "$a" || true; wait "$b" || true
+kill -TERM "$a" "$b" 2>/dev/null || true # the resumed holder may have quit already
+wait "$a" || true; wait "$b" || true
 pids=()
 amax0=$(awk '$2 == 0 {print $1}' "$T/p1.out" | sort -n | tail -1)
-bmin=$(awk '$2 == 0 {print $1}' "$T/p2.out" | sort -n | head -1)
+bmin=$(awk '$2 == 0 {print $1}' "$T/p2.out" | sort -n | sed -n 1p)
 [[ $amax0 -le $floor && $bmin -gt $floor ]] ||
   fail "paused holder's last ms on worker 0: $amax0, cap read by the next: $floor, next min $bmin"
 dups=$(cat "$T/p1.out" "$T/p2.out" | awk '{print $3}' | sort | uniq -d | wc -l)

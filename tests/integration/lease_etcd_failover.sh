@@ -3,6 +3,7 @@
 # lease; with quorum lost, issuing stops within TTL - margin and resumes when quorum
 # returns. Usage: lease_etcd_failover.sh /path/to/idgen
 set -euo pipefail
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: lease_etcd_failover.sh /path/to/idgen}
 SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}

@@ -3,6 +3,7 @@
 # the HWM survives a restart with the clock set back (libfaketime), bad config fails
 # at start with one clear line. Usage: lease_file.sh /path/to/idgen
 set -euo pipefail
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: lease_file.sh /path/to/idgen}
 BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
 HOLDER=$BUILD/lease_holder
@@ -16,8 +17,8 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok - $*"; }
-worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | head -1; }
-floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | head -1; }
+worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
+floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
 wait_held() { # errfile
   for _ in $(seq 100); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
   fail "no 'held' in $1: $(cat "$1")"
@@ -52,7 +53,7 @@ hwm=$(sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p' "$S/worker-0")
 [[ $(worker_of "$T/c.err") == 0 ]] || fail "after kill -9, c got worker $(worker_of "$T/c.err")"
 [[ $(floor_of "$T/c.err") == "$hwm" ]] || fail "c's floor $(floor_of "$T/c.err") != HWM $hwm"
 amax=$(awk '{print $1}' "$T/a.out" | sort -n | tail -1)
-cmin=$(awk '{print $1}' "$T/c.out" | sort -n | head -1)
+cmin=$(awk '{print $1}' "$T/c.out" | sort -n | sed -n 1p)
 [[ -n $cmin && $cmin -gt $hwm && $hwm -ge $amax ]] ||
   fail "order: a max $amax, HWM $hwm, c min $cmin"
 kill -TERM "$b"; wait "$b" || fail "b did not stop cleanly"
@@ -77,7 +78,7 @@ if [[ -f $FT ]]; then
     --duration-ms 500 >"$T/f2.out" 2>"$T/f2.err"
   grep -q '^# state waiting-hwm' "$T/f2.err" || fail "restart did not wait for the HWM"
   amax=$(awk '{print $1}' "$T/f1.out" | sort -n | tail -1)
-  bmin=$(awk '{print $1}' "$T/f2.out" | sort -n | head -1)
+  bmin=$(awk '{print $1}' "$T/f2.out" | sort -n | sed -n 1p)
   [[ -n $bmin && $bmin -gt $hwm && $bmin -gt $amax ]] ||
     fail "after the clock stepped back: first ms $bmin, HWM $hwm, before $amax"
   dups=$(cat "$T/f1.out" "$T/f2.out" | awk '{print $3}' | sort | uniq -d | wc -l)

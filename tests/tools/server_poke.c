@@ -1,8 +1,9 @@
 /* server_poke.c: a raw TCP client for the server's hostile-input tests (loopback only).
  *   server_poke send PORT [-h] [-t MS]   send stdin, -h: half-close after, print the reply
  *   server_poke random PORT BYTES SEED   send BYTES pseudo-random bytes, print the reply
- *   server_poke idle PORT N MS           hold N idle connections for MS, print how many opened
- *   server_poke endless PORT MS          send a request line without end for MS, print reply */
+ *   server_poke idle PORT N MS           hold N idle connections for MS, print how many
+ * opened server_poke endless PORT MS          send a request line without end for MS, print
+ * reply */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -151,7 +152,8 @@ int main(int argc, char **argv) {
     long sent = 0;
     for (;;) {
       clock_gettime(CLOCK_MONOTONIC, &now);
-      long el = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+      long el =
+          (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
       if (el > ms)
         break;
       struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};

@@ -165,26 +165,28 @@ static void test_config(void **state) {
   char err[256];
   assert_int_equal(idgen_lease_config_set(&c, "lease", "etcd", err, sizeof err), 0);
   assert_int_equal(c.kind, IDGEN_LEASE_ETCD);
-  assert_int_equal(idgen_lease_config_set(&c, "lease", "zk", err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "lease", "zk", err, sizeof err),
+                   IDGEN_EINVAL);
   assert_non_null(strstr(err, "unknown provider 'zk'"));
   assert_int_equal(idgen_lease_config_set(&c, "lease-ttl", "1", err, sizeof err),
                    IDGEN_EINVAL);
   assert_non_null(strstr(err, "minimum of 2 s"));
   assert_int_equal(idgen_lease_config_set(&c, "lease-ttl", "3", err, sizeof err), 0);
   assert_int_equal(c.ttl_ms, 3000);
-  assert_int_equal(idgen_lease_config_set(&c, "etcd", "http://a:1/, http://b:2", err,
-                                          sizeof err),
-                   0);
+  assert_int_equal(
+      idgen_lease_config_set(&c, "etcd", "http://a:1/, http://b:2", err, sizeof err), 0);
   assert_int_equal(c.nendpoints, 2);
   assert_string_equal(c.endpoints[0], "http://a:1");
   assert_string_equal(c.endpoints[1], "http://b:2");
-  assert_int_equal(idgen_lease_config_set(&c, "etcd", "a:1", err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd", "a:1", err, sizeof err),
+                   IDGEN_EINVAL);
   assert_int_equal(idgen_lease_config_set(&c, "namespace", "a/b", err, sizeof err),
                    IDGEN_EINVAL);
   assert_int_equal(idgen_lease_config_set(&c, "worker-id", "-1", err, sizeof err),
                    IDGEN_EINVAL);
   assert_int_equal(idgen_lease_config_set(&c, "nope", "1", err, sizeof err), IDGEN_EINVAL);
-  assert_int_equal(idgen_lease_config_set(&c, "require-ntp-sync", NULL, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "require-ntp-sync", NULL, err, sizeof err),
+                   0);
   assert_int_equal(c.require_ntp_sync, 1);
   /* margin too long for the TTL: 3 s TTL, keepalive every 1 s, margin 2 s */
   assert_int_equal(idgen_lease_config_set(&c, "lease-margin", "2000", err, sizeof err), 0);

@@ -15,9 +15,12 @@
 
 static void test_b64_rfc4648(void **state) {
   (void)state;
-  static const char *const vec[][2] = {{"", ""},         {"f", "Zg=="},
-                                       {"fo", "Zm8="},   {"foo", "Zm9v"},
-                                       {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="},
+  static const char *const vec[][2] = {{"", ""},
+                                       {"f", "Zg=="},
+                                       {"fo", "Zm8="},
+                                       {"foo", "Zm9v"},
+                                       {"foob", "Zm9vYg=="},
+                                       {"fooba", "Zm9vYmE="},
                                        {"foobar", "Zm9vYmFy"}};
   for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
     char enc[32], dec[32];
@@ -55,8 +58,8 @@ static void test_prefix_end(void **state) {
 
 static void test_int64_strings(void **state) {
   (void)state;
-  json_t *o = json_loads("{\"a\":\"9223372036854775807\",\"b\":12,\"c\":\"x\",\"d\":true}", 0,
-                         NULL);
+  json_t *o = json_loads("{\"a\":\"9223372036854775807\",\"b\":12,\"c\":\"x\",\"d\":true}",
+                         0, NULL);
   int64_t v = -1;
   assert_int_equal(idgen__json_i64(o, "a", &v), 0);
   assert_true(v == INT64_MAX);
@@ -112,9 +115,10 @@ static void test_txn_replies(void **state) {
   assert_int_equal(ok, 1);
   assert_int_equal(found, 0);
   /* claim won with a HWM: value {"hwm_ms":"5"} */
-  const char *hwm = "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_put\":{}},"
-                    "{\"response_range\":{\"kvs\":[{\"key\":\"L2EvaHdtLzA=\",\"value\":"
-                    "\"eyJod21fbXMiOiI1In0=\",\"create_revision\":\"3\"}]}}]}";
+  const char *hwm =
+      "{\"header\":{},\"succeeded\":true,\"responses\":[{\"response_put\":{}},"
+      "{\"response_range\":{\"kvs\":[{\"key\":\"L2EvaHdtLzA=\",\"value\":"
+      "\"eyJod21fbXMiOiI1In0=\",\"create_revision\":\"3\"}]}}]}";
   assert_int_equal(idgen__etcd_parse_txn(hwm, strlen(hwm), &ok, 1, &kv, &found), 0);
   assert_int_equal(found, 1);
   assert_string_equal(kv.key, "/a/hwm/0");
@@ -174,8 +178,8 @@ static void test_bodies(void **state) {
   assert_string_equal(json_string_value(json_object_get(cmp, "target")), "CREATE");
   assert_string_equal(json_string_value(json_object_get(cmp, "key")),
                       "L2lkZ2VuL24vd29ya2Vycy8z");
-  json_t *put = json_object_get(json_array_get(json_object_get(o, "success"), 0),
-                                "request_put");
+  json_t *put =
+      json_object_get(json_array_get(json_object_get(o, "success"), 0), "request_put");
   assert_string_equal(json_string_value(json_object_get(put, "lease")), "9");
   assert_string_equal(json_string_value(json_object_get(put, "value")), "dg==");
   json_decref(o);
@@ -211,11 +215,16 @@ static void test_record_roundtrip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_b64_rfc4648),     cmocka_unit_test(test_b64_rejects),
-      cmocka_unit_test(test_prefix_end),      cmocka_unit_test(test_int64_strings),
-      cmocka_unit_test(test_grant_and_keepalive), cmocka_unit_test(test_txn_replies),
-      cmocka_unit_test(test_range_reply),     cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_bodies),          cmocka_unit_test(test_record_roundtrip),
+      cmocka_unit_test(test_b64_rfc4648),
+      cmocka_unit_test(test_b64_rejects),
+      cmocka_unit_test(test_prefix_end),
+      cmocka_unit_test(test_int64_strings),
+      cmocka_unit_test(test_grant_and_keepalive),
+      cmocka_unit_test(test_txn_replies),
+      cmocka_unit_test(test_range_reply),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_bodies),
+      cmocka_unit_test(test_record_roundtrip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
