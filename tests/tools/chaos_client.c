@@ -225,7 +225,8 @@ static void http_error_kind(client *c, int status, const char *body, size_t n) {
     char kind[32];
     while (p < body + n && *p != '"' && k + 1 < sizeof kind) {
       char ch = *p++;
-      kind[k++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ? ch : '_';
+      kind[k++] =
+          (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' ? ch : '_';
     }
     kind[k] = '\0';
     snprintf(c->kind, sizeof c->kind, "%s", k ? kind : "http_error");
@@ -237,10 +238,11 @@ static void http_error_kind(client *c, int status, const char *body, size_t n) {
 /* One HTTP request on a kept-alive connection; count 0 asks /v1/id, else /v1/ids. */
 static int http_request(client *c, size_t count, int64_t deadline) {
   char req[160];
-  int rn = count == 0
-               ? snprintf(req, sizeof req, "GET /v1/id HTTP/1.1\r\nHost: %s\r\n\r\n", c->host_port)
-               : snprintf(req, sizeof req, "GET /v1/ids?count=%zu HTTP/1.1\r\nHost: %s\r\n\r\n",
-                          count, c->host_port);
+  int rn = count == 0 ? snprintf(req, sizeof req, "GET /v1/id HTTP/1.1\r\nHost: %s\r\n\r\n",
+                                 c->host_port)
+                      : snprintf(req, sizeof req,
+                                 "GET /v1/ids?count=%zu HTTP/1.1\r\nHost: %s\r\n\r\n",
+                                 count, c->host_port);
   if (send_all(c, req, (size_t)rn, deadline) < 0)
     return FAIL;
   c->len = 0;
@@ -318,7 +320,8 @@ static int resp_request(client *c, size_t count, int64_t deadline) {
         size_t k = 0;
         char kind[32];
         if (sp && !strncmp(l, "-TRYAGAIN", 9))
-          for (const char *q = sp + 1; q < l + ln && *q != ':' && *q != ' ' && k + 1 < sizeof kind; q++)
+          for (const char *q = sp + 1;
+               q < l + ln && *q != ':' && *q != ' ' && k + 1 < sizeof kind; q++)
             kind[k++] = *q;
         kind[k] = '\0';
         /* An error reply is a whole answer: the connection stays usable. */
@@ -356,28 +359,34 @@ static int resp_request(client *c, size_t count, int64_t deadline) {
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: chaos_client (--http | --resp) HOST:PORT --replica NAME --out FILE [options]\n"
-          "  --batch N          IDs per batch request (default 1: single IDs only)\n"
-          "  --single-every K   with --batch > 1, every K-th request asks one ID (default 0)\n"
-          "  --count N          stop after N IDs (default: no bound)\n"
-          "  --duration-ms N    stop after N ms (default: no bound; SIGTERM stops too)\n"
-          "  --timeout-ms N     per request, connecting included (default 2000)\n"
-          "  --error-sleep-ms N pause after a failed request (default 20)\n"
-          "  --pause-ms N       pause after every request (default 0), to bound the rate\n"
-          "Prints a summary line on stderr at the end.\n");
+  fprintf(
+      out,
+      "usage: chaos_client (--http | --resp) HOST:PORT --replica NAME --out FILE "
+      "[options]\n"
+      "  --batch N          IDs per batch request (default 1: single IDs only)\n"
+      "  --single-every K   with --batch > 1, every K-th request asks one ID (default 0)\n"
+      "  --count N          stop after N IDs (default: no bound)\n"
+      "  --duration-ms N    stop after N ms (default: no bound; SIGTERM stops too)\n"
+      "  --timeout-ms N     per request, connecting included (default 2000)\n"
+      "  --error-sleep-ms N pause after a failed request (default 20)\n"
+      "  --pause-ms N       pause after every request (default 0), to bound the rate\n"
+      "Prints a summary line on stderr at the end.\n");
 }
 
 int main(int argc, char **argv) {
-  static const struct option options[] = {
-      {"http", required_argument, NULL, 'H'},     {"resp", required_argument, NULL, 'R'},
-      {"replica", required_argument, NULL, 'r'},  {"out", required_argument, NULL, 'o'},
-      {"batch", required_argument, NULL, 'b'},    {"single-every", required_argument, NULL, 's'},
-      {"count", required_argument, NULL, 'n'},    {"duration-ms", required_argument, NULL, 'd'},
-      {"timeout-ms", required_argument, NULL, 't'},
-      {"error-sleep-ms", required_argument, NULL, 'e'},
-      {"pause-ms", required_argument, NULL, 'p'},
-      {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+  static const struct option options[] = {{"http", required_argument, NULL, 'H'},
+                                          {"resp", required_argument, NULL, 'R'},
+                                          {"replica", required_argument, NULL, 'r'},
+                                          {"out", required_argument, NULL, 'o'},
+                                          {"batch", required_argument, NULL, 'b'},
+                                          {"single-every", required_argument, NULL, 's'},
+                                          {"count", required_argument, NULL, 'n'},
+                                          {"duration-ms", required_argument, NULL, 'd'},
+                                          {"timeout-ms", required_argument, NULL, 't'},
+                                          {"error-sleep-ms", required_argument, NULL, 'e'},
+                                          {"pause-ms", required_argument, NULL, 'p'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
   client c;
   memset(&c, 0, sizeof c);
   c.fd = -1;
@@ -395,17 +404,39 @@ int main(int argc, char **argv) {
       c.resp = opt == 'R';
       c.host_port = optarg;
       break;
-    case 'r': c.replica = optarg; break;
-    case 'o': out_path = optarg; break;
-    case 'b': batch = (size_t)strtoull(optarg, NULL, 10); break;
-    case 's': single_every = strtoull(optarg, NULL, 10); break;
-    case 'n': max_ids = strtoull(optarg, NULL, 10); break;
-    case 'd': duration_ms = strtoll(optarg, NULL, 10); break;
-    case 't': c.timeout_ms = strtoll(optarg, NULL, 10); break;
-    case 'e': error_sleep_ms = strtoll(optarg, NULL, 10); break;
-    case 'p': pause_ms = strtoll(optarg, NULL, 10); break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
+    case 'r':
+      c.replica = optarg;
+      break;
+    case 'o':
+      out_path = optarg;
+      break;
+    case 'b':
+      batch = (size_t)strtoull(optarg, NULL, 10);
+      break;
+    case 's':
+      single_every = strtoull(optarg, NULL, 10);
+      break;
+    case 'n':
+      max_ids = strtoull(optarg, NULL, 10);
+      break;
+    case 'd':
+      duration_ms = strtoll(optarg, NULL, 10);
+      break;
+    case 't':
+      c.timeout_ms = strtoll(optarg, NULL, 10);
+      break;
+    case 'e':
+      error_sleep_ms = strtoll(optarg, NULL, 10);
+      break;
+    case 'p':
+      pause_ms = strtoll(optarg, NULL, 10);
+      break;
+    case 'h':
+      usage(stdout);
+      return 0;
+    default:
+      usage(stderr);
+      return 2;
     }
   }
   if (c.resp < 0 || !c.replica || !out_path || batch == 0 || c.timeout_ms <= 0 ||
@@ -444,7 +475,8 @@ int main(int argc, char **argv) {
   int64_t start = mono_ms();
   uint64_t total = 0, errors = 0, requests = 0;
   char prefix[96];
-  while (!stop_flag && total < max_ids && (duration_ms <= 0 || mono_ms() - start < duration_ms)) {
+  while (!stop_flag && total < max_ids &&
+         (duration_ms <= 0 || mono_ms() - start < duration_ms)) {
     size_t count = batch == 1 || (single_every && requests % single_every == 0) ? 0 : batch;
     if (count && max_ids - total < count)
       count = (size_t)(max_ids - total) > 1 ? (size_t)(max_ids - total) : 0;
@@ -484,7 +516,8 @@ int main(int argc, char **argv) {
     close(c.fd);
   int bad = fclose(out) != 0;
   fprintf(stderr, "chaos_client %s: %llu IDs, %llu errors, %llu requests\n", c.replica,
-          (unsigned long long)total, (unsigned long long)errors, (unsigned long long)requests);
+          (unsigned long long)total, (unsigned long long)errors,
+          (unsigned long long)requests);
   free(c.buf);
   free(c.ids);
   return bad;
