@@ -106,6 +106,8 @@ typedef struct idgen_gen_stats {
   uint64_t refused_unarmed;    /* calls refused: not armed */
   uint64_t worker;             /* current worker ID */
   int armed;                   /* 1 while armed and no sticky refusal holds */
+  int refusal;                 /* 0, or the refusal in force: IDGEN_ENOTARMED,
+                                  IDGEN_ELEASE or IDGEN_ECAP */
   int64_t cap_ms;              /* current cap, Unix ms */
   int64_t deadline_ns;         /* current deadline */
   int64_t last_ms;             /* as idgen_gen_last_ms */

@@ -443,7 +443,8 @@ void idgen_gen_stats_get(const idgen_gen *cgen, idgen_gen_stats *out) {
   s.refused_cap = atomic_load(&gen->refused_cap);
   s.refused_unarmed = atomic_load(&gen->refused_unarmed);
   s.worker = atomic_load(&gen->worker);
-  s.armed = atomic_load(&gen->refusal) == 0;
+  s.refusal = atomic_load(&gen->refusal);
+  s.armed = s.refusal == 0;
   s.cap_ms = atomic_load(&gen->cap_ms);
   s.deadline_ns = atomic_load(&gen->deadline_ns);
   s.last_ms = idgen_gen_last_ms(gen);

@@ -210,6 +210,16 @@ static void step(idgen_keeper *k) {
       if (rc == 0)
         idgen_gen_set_deadline(k->gen, deadline_of(k));
     }
+    /* A keepalive that stalled past the deadline and then succeeded: the generator has
+     * refused for good (a late deadline no longer reaches it), so prove the lease again
+     * and re-arm, as after any loss. */
+    idgen_gen_stats gs;
+    idgen_gen_stats_get(k->gen, &gs);
+    if (gs.refusal == IDGEN_ELEASE) { /* the generator counted the refusal itself */
+      idgen_gen_disarm(k->gen);
+      atomic_store(&k->state, ST_LOST);
+      return;
+    }
     if (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k)) {
       /* The generator stopped by itself at the deadline; find out whether the lease
        * is gone or etcd was only unreachable. */

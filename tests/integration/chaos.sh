@@ -14,4 +14,4 @@ for t in chaos_client chaos_delay; do
   [[ -x $BUILD/$t ]] || { echo "FAIL: $BUILD/$t not built" >&2; exit 1; }
 done
 exec bash "$SRC/tests/chaos/run.sh" --idgen "$IDGEN" --client "$BUILD/chaos_client" \
-  --delay "$BUILD/chaos_delay" --phase 2 --batch 256 --pause-ms 5 --ttl 4
+  --delay "$BUILD/chaos_delay" --phase 2 --batch 256 --pause-ms 5 --ttl 4 --strict-liveness

@@ -240,6 +240,10 @@ static void test_deadline(void **state) {
   idgen_gen_set_deadline(f->gen, now + 1000 * MS);
   assert_int_equal(idgen_gen_next(f->gen, &id), IDGEN_ELEASE);
   assert_int_equal(idgen_gen_next_batch(f->gen, &id, 1), IDGEN_ELEASE);
+  idgen_gen_stats held;
+  idgen_gen_stats_get(f->gen, &held);
+  assert_int_equal(held.refusal, IDGEN_ELEASE);
+  assert_int_equal(held.armed, 0);
   assert_int_equal(idgen_gen_arm(f->gen, 3, 0, IDGEN_NO_CAP, now + 1000 * MS), 0);
   assert_int_equal(parts(f, next_ok(f)).worker, 3);
   idgen_gen_stats s;
