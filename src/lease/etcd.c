@@ -188,10 +188,13 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
   size_t nc = 0;
   int64_t now = idgen__wall_ms();
   for (size_t i = 0; clocks && i < nh; i++) {
+    /* A peer's clock counts only from a record its current holder wrote: one older
+     * than the worker key is a departed holder's, until the new one rewrites it. */
     int64_t w = key_worker(hwms[i].key);
     int live = 0;
     for (size_t j = 0; j < nw; j++)
-      live |= key_worker(workers[j].key) == w;
+      live |= key_worker(workers[j].key) == w &&
+              hwms[i].mod_revision >= workers[j].create_revision;
     idgen__record r;
     if (live && !idgen__record_parse(hwms[i].value, hwms[i].value_len, &r) && r.wall_ms > 0)
       clocks[nc++] = r.wall_ms;
