@@ -122,7 +122,7 @@ static void json_text(FILE *out, const char *s) {
 static int scan(checker *c, history *h) {
   size_t workers = (size_t)idgen_layout_max_worker(&c->layout) + 1;
   memset(c->last_by_worker, 0, workers * sizeof *c->last_by_worker);
-  int64_t last_ok_ms = -1, first_error_ms = -1;
+  int64_t last_ok_ms = -1, first_error_ms = -1, last_error_ms = -1;
   const char *p = h->text, *end = h->text + h->len;
   while (p < end) {
     const char *eol = memchr(p, '\n', (size_t)(end - p));
@@ -144,6 +144,7 @@ static int scan(checker *c, history *h) {
       count_error(c, l.fourth ? l.fourth : "unknown", l.fourth ? l.fourth_len : 7);
       if (first_error_ms < 0)
         first_error_ms = l.ms;
+      last_error_ms = l.ms;
       continue;
     }
     uint64_t id;
@@ -173,6 +174,12 @@ static int scan(checker *c, history *h) {
       first_error_ms = -1;
     }
     last_ok_ms = l.ms;
+  }
+  /* An outage still open when the history ends lasts at least to its last error. */
+  if (first_error_ms >= 0) {
+    int64_t from = last_ok_ms >= 0 ? last_ok_ms : first_error_ms;
+    if (last_error_ms - from > h->longest_outage_ms)
+      h->longest_outage_ms = last_error_ms - from;
   }
   return 0;
 }

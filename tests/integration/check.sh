@@ -50,6 +50,10 @@ printf '1000 r %s\n1100 r ERR timeout\n1500 r ERR ECLOCKBACK\n1700 r %s\n' "$id1
 "$idgen" check "$dir/f.log" > "$dir/out" || fail "errors alone must not fail the check"
 grep -q 'longest unavailability 700 ms' "$dir/out" || fail "outage: $(cat "$dir/out")"
 grep -q 'error timeout: 1' "$dir/out" || fail "error kinds"
+# An outage still open at the end counts up to the last error.
+printf '1000 r %s\n1100 r ERR timeout\n9100 r ERR refused\n' "$id1" > "$dir/h.log"
+"$idgen" check "$dir/h.log" > "$dir/out" || fail "open outage must not fail the check"
+grep -q 'longest unavailability 8100 ms' "$dir/out" || fail "open outage: $(cat "$dir/out")"
 
 # Bad input: exit 2, one line on stderr, nothing on stdout.
 printf '1000 r notanid\n' > "$dir/g.log"
