@@ -31,6 +31,10 @@ static const opt opts[] = {
      "Redis-protocol listener ADDR:PORT; empty disables it"},
     {"layout", S(layout), "snowflake", "layout preset or spec (see `idgen layout`)"},
     {"policy", S(policy), "wait", "clock-back policy: fail, wait or logical"},
+    {"clock", S(clock), "mono",
+     "mono: monotonic, anchored to the wall clock at start (a step back does not reach "
+     "it); wall: the wall clock as it is, so a step back meets --policy (for fault tests: "
+     "lease deadlines then follow the wall clock too)"},
     {"auth-token-file", S(auth_token_file), "",
      "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH)"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},

@@ -16,6 +16,7 @@ typedef struct idgen__serve_config {
   char resp[IDGEN_CFG_STR]; /* "ADDR:PORT"; "" disables the RESP listener */
   char layout[IDGEN_CFG_STR];
   char policy[IDGEN_CFG_STR];
+  char clock[IDGEN_CFG_STR]; /* "mono" (default) or "wall" (fault tests only) */
   idgen_lease_config lease; /* --lease and its options (idgen_lease_options()) */
   char auth_token_file[IDGEN_CFG_PATH];
   char log_file[IDGEN_CFG_PATH];

@@ -22,7 +22,9 @@ struct idgen__svc {
   idgen__serve_config cfg;
   idgen_layout layout;
   idgen_policy policy;
-  idgen_clock_mono clock;
+  idgen_clock_mono mono;
+  idgen_clock_wall wall;
+  idgen_clock *clock; /* one of the two, by --clock */
   idgen_gen *gen;
   idgen_lease *lease;   /* the provider: which one is known only here */
   idgen_keeper *keeper; /* owns renewal, HWM writes, arming, in its own thread */
@@ -72,10 +74,20 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
     goto fail;
   }
-  idgen_clock_mono_init(&svc->clock);
+  if (!strcmp(cfg->clock, "mono")) {
+    idgen_clock_mono_init(&svc->mono);
+    svc->clock = &svc->mono.base;
+  } else if (!strcmp(cfg->clock, "wall")) {
+    idgen_clock_wall_init(&svc->wall);
+    svc->clock = &svc->wall.base;
+  } else {
+    rc = IDGEN_EINVAL;
+    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
+    goto fail;
+  }
 
   idgen_gen_config gc;
-  idgen_gen_config_init(&gc, &svc->clock.base);
+  idgen_gen_config_init(&gc, svc->clock);
   gc.layout = svc->layout;
   gc.policy = svc->policy;
   gc.armed = 0; /* the keeper arms it once a worker ID is held and past its HWM */
@@ -106,8 +118,8 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "random source: %s", idgen_strerror(rc));
     goto fail;
   }
-  idgen_uuid7_config uc = {.clock = &svc->clock.base, .random = svc->random};
-  idgen_ulid_config lc = {.clock = &svc->clock.base, .random = svc->random, .monotonic = 1};
+  idgen_uuid7_config uc = {.clock = svc->clock, .random = svc->random};
+  idgen_ulid_config lc = {.clock = svc->clock, .random = svc->random, .monotonic = 1};
   if ((rc = idgen_uuid7_new(&svc->uuid7, &uc)) < 0 ||
       (rc = idgen_ulid_new(&svc->ulid, &lc)) < 0) {
     snprintf(err, errlen, "uuid: %s", idgen_strerror(rc));
@@ -304,9 +316,11 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   add_time(out, ks.hwm_ms);
   idgen__buf_addf(out,
                   ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64
-                  ",\"clock\":{\"source\":\"monotonic anchored to wall\","
+                  ",\"clock\":{\"source\":\"%s\","
                   "\"policy\":\"%s\"},\"ready\":%s",
-                  ks.hwm_ms, st.last_ms, idgen_policy_name(svc->policy),
+                  ks.hwm_ms, st.last_ms,
+                  svc->clock == &svc->mono.base ? "monotonic anchored to wall" : "wall",
+                  idgen_policy_name(svc->policy),
                   ready ? "true" : "false");
   if (!ready) {
     idgen__buf_adds(out, ",\"not_ready_reason\":");

@@ -275,7 +275,7 @@ note() { NOTES+="${NOTES:+; }$*"; }
 
 # The etcd provider's serve args for policy P.
 etcd_args() {
-  echo "--policy $1 --lease etcd --etcd $EPS --namespace $NS --lease-ttl $TTL --state-dir $SD/state"
+  echo "--policy $1 --lease etcd --etcd $EPS --namespace $NS --lease-ttl $TTL --state-dir $SD/state${SERVE_CLOCK:+ --clock $SERVE_CLOCK}"
 }
 
 # start_n N POLICY...: replicas 0..N-1 with the etcd provider (policy per replica, the
@@ -390,7 +390,10 @@ scn_negative() {
 # refused, and succeed once the clock is right again.
 scn_clock() { # name, seconds
   local name=$1 d=$2 i
-  begin "$name" "wall clock stepped back $d s on running replicas (fail/wait/logical), then restarted"
+  # The replicas read the wall clock itself (--clock wall), so the step reaches their
+  # generators and each meets its policy; with the default monotonic clock it would not.
+  local SERVE_CLOCK=wall
+  begin "$name" "wall clock stepped back $d s on running replicas under --clock wall (fail/wait/logical), then restarted"
   etcd_up
   start_n 3 fail wait logical || { finish; return; }
   sleep "$PHASE"
