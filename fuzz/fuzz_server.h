@@ -25,6 +25,7 @@ static void fuzz_server_init(void) {
   memset(&cfg, 0, sizeof cfg);
   strcpy(cfg.layout, "snowflake");
   strcpy(cfg.policy, "logical");
+  strcpy(cfg.clock, "mono");
   strcpy(cfg.auth_token, "fuzz-token");
   cfg.max_count = 64;
   cfg.max_header_bytes = 8192;
