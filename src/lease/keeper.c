@@ -210,19 +210,14 @@ static void step(idgen_keeper *k) {
       if (rc == 0)
         idgen_gen_set_deadline(k->gen, deadline_of(k));
     }
-    /* A keepalive that stalled past the deadline and then succeeded: the generator has
-     * refused for good (a late deadline no longer reaches it), so prove the lease again
-     * and re-arm, as after any loss. */
+    /* The generator stops by itself at the deadline, and stays stopped even when a
+     * keepalive that stalled past it succeeds later (a late deadline no longer reaches
+     * it). Either way, find out whether the lease is gone or etcd was only unreachable,
+     * and re-arm if it is still ours. */
     idgen_gen_stats gs;
     idgen_gen_stats_get(k->gen, &gs);
-    if (gs.refusal == IDGEN_ELEASE) { /* the generator counted the refusal itself */
-      idgen_gen_disarm(k->gen);
-      atomic_store(&k->state, ST_LOST);
-      return;
-    }
-    if (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k)) {
-      /* The generator stopped by itself at the deadline; find out whether the lease
-       * is gone or etcd was only unreachable. */
+    if (gs.refusal == IDGEN_ELEASE ||
+        (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k))) {
       idgen_gen_disarm(k->gen);
       atomic_fetch_add(&k->lease_lost, 1);
       atomic_store(&k->state, ST_LOST);
