@@ -4,6 +4,7 @@
 #include <assert.h>
 
 #include "fuzz_server.h"
+#include "server/resp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
