@@ -29,7 +29,7 @@ static void fuzz_server_init(void) {
                   "static", "--worker-id", "7",       "--state-dir", dir,  NULL};
   char err[256];
   if (idgen__serve_config_load(&cfg, (int)(sizeof argv / sizeof argv[0]) - 1, argv, stderr,
-                               err, sizeof err) != 0)
+                               err, sizeof err) != IDGEN_CONFIG_SERVE)
     abort();
   strcpy(cfg.auth_token, FUZZ_TOKEN);
   idgen__log_open("/dev/null");

@@ -129,13 +129,14 @@ static void usage(FILE *out) {
           "See docs/server.md for the routes and commands.\n");
 }
 
-int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FILE *out,
-                             char *err, size_t errlen) {
+idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
+                                              char **argv, FILE *out, char *err,
+                                              size_t errlen) {
   memset(cfg, 0, sizeof *cfg);
   for (size_t i = 0; i < NOPTS; i++) {
     sources[i] = "default";
-    if (set_value(cfg, &opts[i], opts[i].def, err, errlen, "default") < 0)
-      return 1; /* cannot happen: the table's defaults are valid */
+    if (set_value(cfg, &opts[i], opts[i].def, err, errlen, "built-in default:") < 0)
+      return IDGEN_CONFIG_INTERNAL;
   }
   idgen_lease_config_init(&cfg->lease);
   const idgen_lease_option *lo = idgen_lease_options();
@@ -145,7 +146,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     nlease++;
   }
   if (idgen_lease_config_env(&cfg->lease, err, errlen) < 0)
-    return 2;
+    return IDGEN_CONFIG_USAGE;
   for (size_t i = 0; i < NOPTS; i++) {
     char env[64];
     env_name(&opts[i], env, sizeof env);
@@ -155,7 +156,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     char from[80];
     snprintf(from, sizeof from, "%s:", env);
     if (set_value(cfg, &opts[i], v, err, errlen, from) < 0)
-      return 2;
+      return IDGEN_CONFIG_USAGE;
     sources[i] = "env";
   }
 
@@ -179,7 +180,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       break;
     if (c == 'h') {
       usage(out);
-      return 1;
+      return IDGEN_CONFIG_DONE;
     }
     if (c == 'p') {
       print = 1;
@@ -189,7 +190,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       size_t i = (size_t)(c - 1000);
       if (set_value(cfg, &opts[i], optarg, err, errlen, "") < 0) {
         memmove(err, err + 1, strlen(err)); /* drop the empty source's space */
-        return 2;
+        return IDGEN_CONFIG_USAGE;
       }
       sources[i] = "flag";
       continue;
@@ -197,7 +198,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     if (c >= LEASE_OPT_BASE && c < LEASE_OPT_BASE + (int)nlease) {
       size_t i = (size_t)(c - LEASE_OPT_BASE);
       if (idgen_lease_config_set(&cfg->lease, lo[i].name, optarg, err, errlen) < 0)
-        return 2;
+        return IDGEN_CONFIG_USAGE;
       lease_sources[i] = "flag";
       continue;
     }
@@ -205,17 +206,72 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
     else
       snprintf(err, errlen, "unknown option '%s' (try --help)", argv[optind - 1]);
-    return 2;
+    return IDGEN_CONFIG_USAGE;
   }
   if (optind < argc) {
     snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-    return 2;
+    return IDGEN_CONFIG_USAGE;
   }
   if (print) {
     idgen__serve_config_print(cfg, out);
-    return 1;
+    return IDGEN_CONFIG_DONE;
+  }
+  return IDGEN_CONFIG_SERVE;
+}
+
+/* Reads the token file into cfg->auth_token. */
+static int load_token(idgen__serve_config *cfg, char *err, size_t errlen) {
+  FILE *f = fopen(cfg->auth_token_file, "r");
+  if (!f) {
+    snprintf(err, errlen, "--auth-token-file %s: %s", cfg->auth_token_file,
+             strerror(errno));
+    return -1;
+  }
+  size_t n = fread(cfg->auth_token, 1, sizeof cfg->auth_token - 1, f);
+  int more = fgetc(f) != EOF;
+  fclose(f);
+  cfg->auth_token[n] = 0;
+  while (n && (cfg->auth_token[n - 1] == '\n' || cfg->auth_token[n - 1] == '\r' ||
+               cfg->auth_token[n - 1] == ' ' || cfg->auth_token[n - 1] == '\t'))
+    cfg->auth_token[--n] = 0;
+  int bad = more || n == 0 || strlen(cfg->auth_token) != n;
+  for (size_t i = 0; !bad && i < n; i++)
+    bad = (unsigned char)cfg->auth_token[i] <= ' ' ||
+          (unsigned char)cfg->auth_token[i] >= 0x7f;
+  if (bad)
+    snprintf(err, errlen,
+             "--auth-token-file %s: want one token of %d..%zu printable "
+             "characters",
+             cfg->auth_token_file, IDGEN_SERVE_TOKEN_MIN, sizeof cfg->auth_token - 1);
+  else if (n < IDGEN_SERVE_TOKEN_MIN)
+    snprintf(err, errlen,
+             "--auth-token-file %s: the token has %zu characters, %d at least are needed "
+             "(one way: head -c 24 /dev/urandom | base64)",
+             cfg->auth_token_file, n, IDGEN_SERVE_TOKEN_MIN);
+  if (bad || n < IDGEN_SERVE_TOKEN_MIN) {
+    memset(cfg->auth_token, 0, sizeof cfg->auth_token);
+    return -1;
   }
   return 0;
+}
+
+int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen) {
+  char host[256];
+  uint16_t port;
+  if (cfg->http[0] && idgen__parse_hostport(cfg->http, host, sizeof host, &port) < 0) {
+    snprintf(err, errlen, "--http '%s': expected ADDR:PORT", cfg->http);
+    return -1;
+  }
+  if (cfg->resp[0] && idgen__parse_hostport(cfg->resp, host, sizeof host, &port) < 0) {
+    snprintf(err, errlen, "--resp '%s': expected ADDR:PORT", cfg->resp);
+    return -1;
+  }
+  if (!cfg->http[0] && !cfg->resp[0]) {
+    snprintf(err, errlen, "both --http and --resp are empty: nothing to serve");
+    return -1;
+  }
+  memset(cfg->auth_token, 0, sizeof cfg->auth_token);
+  return cfg->auth_token_file[0] ? load_token(cfg, err, errlen) : 0;
 }
 
 static const char *lease_source(const char *name) {

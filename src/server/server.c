@@ -153,36 +153,6 @@ static void *serve_thread(void *arg) {
   return NULL;
 }
 
-static int load_token(idgen__serve_config *cfg) {
-  if (!cfg->auth_token_file[0])
-    return 0;
-  FILE *f = fopen(cfg->auth_token_file, "r");
-  if (!f) {
-    idgen__log("error", "config", "--auth-token-file %s: %s", cfg->auth_token_file,
-               strerror(errno));
-    return -1;
-  }
-  size_t n = fread(cfg->auth_token, 1, sizeof cfg->auth_token - 1, f);
-  int more = fgetc(f) != EOF;
-  fclose(f);
-  cfg->auth_token[n] = 0;
-  while (n && (cfg->auth_token[n - 1] == '\n' || cfg->auth_token[n - 1] == '\r' ||
-               cfg->auth_token[n - 1] == ' ' || cfg->auth_token[n - 1] == '\t'))
-    cfg->auth_token[--n] = 0;
-  int bad = more || n == 0 || strlen(cfg->auth_token) != n;
-  for (size_t i = 0; !bad && i < n; i++)
-    bad = (unsigned char)cfg->auth_token[i] <= ' ' ||
-          (unsigned char)cfg->auth_token[i] >= 0x7f;
-  if (bad) {
-    idgen__log("error", "config",
-               "--auth-token-file %s: want one token of 1..%zu printable characters",
-               cfg->auth_token_file, sizeof cfg->auth_token - 1);
-    memset(cfg->auth_token, 0, sizeof cfg->auth_token);
-    return -1;
-  }
-  return 0;
-}
-
 static void raise_nofile(idgen__serve_config *cfg) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -206,12 +176,6 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   int rc = idgen__log_open(cfg->log_file);
   if (rc < 0) {
     fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));
-    return 1;
-  }
-  if (load_token(cfg) < 0)
-    return 1;
-  if (!cfg->http[0] && !cfg->resp[0]) {
-    idgen__log("error", "config", "both --http and --resp are empty: nothing to serve");
     return 1;
   }
   raise_nofile(cfg);

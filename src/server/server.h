@@ -4,8 +4,9 @@
 
 #include "server/config.h"
 
-/* Runs until SIGTERM/SIGINT, then stops gracefully. Returns 0 after a clean stop, 1 if
- * it could not start (the reason is logged). */
+/* Runs until SIGTERM/SIGINT, then stops gracefully; cfg has passed
+ * idgen__serve_config_check. Returns 0 after a clean stop, 1 if it could not start (the
+ * reason is logged). */
 int idgen__serve_run(idgen__serve_config *cfg);
 
 #endif
