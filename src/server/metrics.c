@@ -12,6 +12,7 @@ static const char *const rcmd_names[RCMD_COUNT] = {"ping",  "id",   "ids",    "u
                                                    "uuid4", "ulid", "decode", "info",
                                                    "quit",  "auth", "other"};
 static const char *const kind_names[KIND_COUNT] = {"snowflake", "uuid7", "uuid4", "ulid"};
+static const char *const listener_names[LISTENER_COUNT] = {"http", "resp"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */
 static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,   500,
                                                               1000, 2500, 10000, 100000};
@@ -70,6 +71,10 @@ void idgen__metrics_resp(idgen__metrics *m, idgen__rcmd cmd, int error, int64_t 
 
 void idgen__metrics_issued(idgen__metrics *m, idgen__kind kind, uint64_t n) {
   bump(&m->issued[kind], n);
+}
+
+void idgen__metrics_auth_failed(idgen__metrics *m, idgen__listener listener) {
+  bump(&m->auth_failures[listener], 1);
 }
 
 static uint64_t sum(const idgen__metrics *shards, size_t n, size_t offset) {
@@ -137,12 +142,26 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
                   "# HELP idgen_connections_refused_total Connections closed at once: "
                   "--max-conns reached.\n"
                   "# TYPE idgen_connections_refused_total counter\n"
-                  "idgen_connections_refused_total %llu\n"
+                  "idgen_connections_refused_total %llu\n",
+                  (unsigned long long)SUM(conns_accepted),
+                  (unsigned long long)SUM(conns_refused));
+  idgen__buf_adds(out,
+                  "# HELP idgen_auth_failures_total Wrong tokens presented, by listener; "
+                  "a connection that presents a few is closed.\n"
+                  "# TYPE idgen_auth_failures_total counter\n");
+  for (size_t l = 0; l < LISTENER_COUNT; l++)
+    idgen__buf_addf(out, "idgen_auth_failures_total{listener=\"%s\"} %llu\n",
+                    listener_names[l], (unsigned long long)SUM(auth_failures[l]));
+  idgen__buf_addf(out,
                   "# HELP idgen_resp_protocol_errors_total RESP connections closed for a "
                   "protocol error.\n"
                   "# TYPE idgen_resp_protocol_errors_total counter\n"
-                  "idgen_resp_protocol_errors_total %llu\n",
-                  (unsigned long long)SUM(conns_accepted),
-                  (unsigned long long)SUM(conns_refused),
-                  (unsigned long long)SUM(resp_protocol_errors));
+                  "idgen_resp_protocol_errors_total %llu\n"
+                  "# HELP idgen_resp_cross_protocol_total RESP connections closed without "
+                  "a reply because a line looked like HTTP (a web page posting to the "
+                  "port).\n"
+                  "# TYPE idgen_resp_cross_protocol_total counter\n"
+                  "idgen_resp_cross_protocol_total %llu\n",
+                  (unsigned long long)SUM(resp_protocol_errors),
+                  (unsigned long long)SUM(resp_cross_protocol));
 }
