@@ -40,7 +40,8 @@ static const opt opts[] = {
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
     {"threads", U(threads, 0, 256), "0", "event-loop threads, 0: one per core"},
     {"max-conns", U(max_conns, 1, 1000000), "10000",
-     "open connections at most (both listeners)"},
+     "open connections at most, per listener (so a full RESP listener leaves HTTP, and "
+     "its health checks, their own)"},
     {"max-header-bytes", U(max_header_bytes, 256, 65536), "8192",
      "request headers larger than this get 431"},
     {"max-request-line", U(max_request_line, 64, 65536), "2048",
@@ -50,6 +51,9 @@ static const opt opts[] = {
      "idle)"},
     {"idle-timeout", U(idle_timeout_ms, 100, 86400000), "300000",
      "ms a RESP connection may stay silent"},
+    {"auth-timeout", U(auth_timeout_ms, 100, 86400000), "10000",
+     "ms a RESP connection has, from its start, to send the right AUTH when a token is "
+     "set (other commands do not extend it); at most --idle-timeout"},
     {"max-count", U(max_count, 1, IDGEN_SERVE_MAX_COUNT_LIMIT), "4096",
      "largest count per request (HTTP ?count=, RESP IDS n)"},
     {"shutdown-timeout", U(shutdown_timeout_ms, 0, 600000), "3000",

@@ -20,12 +20,13 @@ typedef struct idgen__serve_config {
   idgen_lease_config lease;  /* --lease and its options (idgen_lease_options()) */
   char auth_token_file[IDGEN_CFG_PATH];
   char log_file[IDGEN_CFG_PATH];
-  uint64_t threads; /* 0: one per core */
-  uint64_t max_conns;
+  uint64_t threads;   /* 0: one per core */
+  uint64_t max_conns; /* per listener: one cannot take the other's slots */
   uint64_t max_header_bytes;
   uint64_t max_request_line;
   uint64_t header_timeout_ms;
   uint64_t idle_timeout_ms;
+  uint64_t auth_timeout_ms; /* RESP, token set: time to authenticate, from accept */
   uint64_t max_count;
   uint64_t shutdown_timeout_ms;
   /* Derived, not options: */

@@ -135,23 +135,30 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
   idgen__buf_addf(out, "idgen_request_duration_seconds_count %llu\n",
                   (unsigned long long)cum);
 
-  idgen__buf_addf(out,
-                  "# HELP idgen_connections_accepted_total Connections accepted.\n"
-                  "# TYPE idgen_connections_accepted_total counter\n"
-                  "idgen_connections_accepted_total %llu\n"
-                  "# HELP idgen_connections_refused_total Connections closed at once: "
-                  "--max-conns reached.\n"
-                  "# TYPE idgen_connections_refused_total counter\n"
-                  "idgen_connections_refused_total %llu\n",
-                  (unsigned long long)SUM(conns_accepted),
-                  (unsigned long long)SUM(conns_refused));
-  idgen__buf_adds(out,
-                  "# HELP idgen_auth_failures_total Wrong tokens presented, by listener; "
-                  "a connection that presents a few is closed.\n"
-                  "# TYPE idgen_auth_failures_total counter\n");
-  for (size_t l = 0; l < LISTENER_COUNT; l++)
-    idgen__buf_addf(out, "idgen_auth_failures_total{listener=\"%s\"} %llu\n",
-                    listener_names[l], (unsigned long long)SUM(auth_failures[l]));
+  /* One family per counter, one sample per listener. */
+  static const struct {
+    const char *name, *help;
+    size_t offset;
+  } per_listener[] = {
+      {"idgen_connections_accepted_total", "Connections accepted, by listener.",
+       offsetof(idgen__metrics, conns_accepted)},
+      {"idgen_connections_refused_total",
+       "Connections closed at once: the listener's --max-conns reached.",
+       offsetof(idgen__metrics, conns_refused)},
+      {"idgen_auth_failures_total",
+       "Wrong tokens presented (RESP AUTH, HTTP Authorization), by listener; a connection "
+       "that presents a few is closed.",
+       offsetof(idgen__metrics, auth_failures)},
+  };
+  for (size_t f = 0; f < sizeof per_listener / sizeof per_listener[0]; f++) {
+    idgen__buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", per_listener[f].name,
+                    per_listener[f].help, per_listener[f].name);
+    for (size_t l = 0; l < LISTENER_COUNT; l++)
+      idgen__buf_addf(
+          out, "%s{listener=\"%s\"} %llu\n", per_listener[f].name, listener_names[l],
+          (unsigned long long)sum(shards, nshards,
+                                  per_listener[f].offset + l * sizeof(_Atomic uint64_t)));
+  }
   idgen__buf_addf(out,
                   "# HELP idgen_resp_protocol_errors_total RESP connections closed for a "
                   "protocol error.\n"
@@ -164,4 +171,13 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
                   "idgen_resp_cross_protocol_total %llu\n",
                   (unsigned long long)SUM(resp_protocol_errors),
                   (unsigned long long)SUM(resp_cross_protocol));
+}
+
+void idgen__metrics_render_open(const _Atomic uint64_t open[LISTENER_COUNT],
+                                idgen__buf *out) {
+  idgen__buf_adds(out, "# HELP idgen_connections_open Connections open now, by listener.\n"
+                       "# TYPE idgen_connections_open gauge\n");
+  for (size_t l = 0; l < LISTENER_COUNT; l++)
+    idgen__buf_addf(out, "idgen_connections_open{listener=\"%s\"} %llu\n",
+                    listener_names[l], (unsigned long long)atomic_load(&open[l]));
 }

@@ -76,7 +76,7 @@ typedef struct idgen__metrics {
   _Atomic uint64_t resp[RCMD_COUNT][2];    /* [ok, error] */
   _Atomic uint64_t lat[IDGEN_LAT_BUCKETS]; /* non-cumulative here, cumulative on output */
   _Atomic uint64_t lat_sum_ns;
-  _Atomic uint64_t conns_accepted, conns_refused;
+  _Atomic uint64_t conns_accepted[LISTENER_COUNT], conns_refused[LISTENER_COUNT];
   _Atomic uint64_t auth_failures[LISTENER_COUNT]; /* a wrong token presented */
   _Atomic uint64_t resp_protocol_errors, resp_cross_protocol;
 } idgen__metrics;

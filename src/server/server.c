@@ -124,13 +124,7 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  idgen__net_config nc = {.tctx = &t,
-                          .http_fd = w->http_fd,
-                          .resp_fd = w->resp_fd,
-                          .header_timeout_ms = cfg->header_timeout_ms,
-                          .idle_timeout_ms = cfg->idle_timeout_ms,
-                          .conns = idgen__svc_conns(w->svc),
-                          .max_conns = cfg->max_conns};
+  idgen__net_config nc = {.tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);
@@ -162,12 +156,17 @@ static void raise_nofile(idgen__serve_config *cfg) {
     setrlimit(RLIMIT_NOFILE, &rl);
     getrlimit(RLIMIT_NOFILE, &rl);
   }
-  uint64_t room = rl.rlim_cur > 128 ? (uint64_t)rl.rlim_cur - 128 : 1;
+  /* --max-conns holds per listener: each may fill it. */
+  uint64_t listeners = (cfg->http[0] ? 1u : 0u) + (cfg->resp[0] ? 1u : 0u);
+  uint64_t room = rl.rlim_cur > 128 ? ((uint64_t)rl.rlim_cur - 128) / listeners : 1;
+  if (room == 0)
+    room = 1;
   if (cfg->max_conns > room) {
     idgen__log("warn", "config",
-               "--max-conns %llu lowered to %llu: open-file limit is %llu",
+               "--max-conns %llu lowered to %llu: open-file limit is %llu for %llu "
+               "listeners",
                (unsigned long long)cfg->max_conns, (unsigned long long)room,
-               (unsigned long long)rl.rlim_cur);
+               (unsigned long long)rl.rlim_cur, (unsigned long long)listeners);
     cfg->max_conns = room;
   }
 }
@@ -217,7 +216,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   }
   idgen__log("info", "start",
              "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%lld "
-             "policy=%s max_conns=%llu max_count=%llu auth=%s",
+             "policy=%s max_conns=%llu/listener max_count=%llu auth=%s",
              IDGEN_VERSION, http_bound, resp_bound, nthreads, idgen__svc_layout(svc)->name,
              idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc),
              cfg->policy, (unsigned long long)cfg->max_conns,

@@ -32,6 +32,7 @@ static void test_defaults(void **state) {
   assert_int_equal(load(argv, err, sizeof err), IDGEN_CONFIG_SERVE);
   assert_int_equal(cfg.max_conns, 10000);
   assert_int_equal(cfg.idle_timeout_ms, 300000);
+  assert_int_equal(cfg.auth_timeout_ms, 10000);
   assert_int_equal(cfg.max_header_bytes, 8192);
   assert_string_equal(cfg.clock, "mono");
   assert_int_equal(idgen__serve_config_check(&cfg, err, sizeof err), 0);
