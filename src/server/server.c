@@ -49,10 +49,20 @@ static int someone_listens(const struct sockaddr *sa, socklen_t len) {
   return rc == 0;
 }
 
+int idgen__sockaddr_is_loopback(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family != AF_INET6)
+    return 0;
+  const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 /* Opens n listening sockets on one address with SO_REUSEPORT; port 0 picks a free port
- * once and shares it. Writes the bound "addr:port" into bound. */
-static int open_listeners(const char *what, const char *spec, int *fds, size_t n,
-                          size_t stride, char *bound, size_t boundlen) {
+ * once and shares it. Writes the bound "addr:port" into bound. Warns when the address
+ * reaches beyond this machine and no token guards it. */
+static int open_listeners(const char *what, const char *spec, int token_set, int *fds,
+                          size_t n, size_t stride, char *bound, size_t boundlen) {
   char host[256];
   uint16_t port;
   if (idgen__parse_hostport(spec, host, sizeof host, &port) < 0) {
@@ -111,6 +121,11 @@ static int open_listeners(const char *what, const char *spec, int *fds, size_t n
     p = ntohs(a4->sin_port);
     snprintf(bound, boundlen, "%s:%u", ip, p);
   }
+  if (!token_set && !idgen__sockaddr_is_loopback((struct sockaddr *)&addr))
+    idgen__log("warn", "config",
+               "%s %s listens beyond loopback and no --auth-token-file is set: anyone who "
+               "reaches it can take IDs",
+               what, bound);
   return 0;
 }
 
@@ -201,11 +216,14 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   for (size_t i = 0; i < nthreads; i++)
     workers[i].http_fd = workers[i].resp_fd = -1;
   char http_bound[300] = "off", resp_bound[300] = "off";
-  if (cfg->http[0] && open_listeners("--http", cfg->http, &workers[0].http_fd, nthreads,
-                                     sizeof(worker), http_bound, sizeof http_bound) < 0)
+  int token_set = cfg->auth_token[0] != 0;
+  if (cfg->http[0] &&
+      open_listeners("--http", cfg->http, token_set, &workers[0].http_fd, nthreads,
+                     sizeof(worker), http_bound, sizeof http_bound) < 0)
     goto fail_listen;
-  if (cfg->resp[0] && open_listeners("--resp", cfg->resp, &workers[0].resp_fd, nthreads,
-                                     sizeof(worker), resp_bound, sizeof resp_bound) < 0)
+  if (cfg->resp[0] &&
+      open_listeners("--resp", cfg->resp, token_set, &workers[0].resp_fd, nthreads,
+                     sizeof(worker), resp_bound, sizeof resp_bound) < 0)
     goto fail_listen;
 
   char err[300];

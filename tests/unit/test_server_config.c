@@ -1,5 +1,6 @@
 /* test_server_config.c: `idgen serve`'s option table: defaults, usage errors, --help,
- * and the checks before serving (the token's minimum length). */
+ * the checks before serving (the token's minimum length), and which listen addresses
+ * count as loopback. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,11 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "server/config.h"
+#include "server/server.h"
 
 static idgen__serve_config cfg;
 
@@ -93,12 +98,37 @@ static void test_listeners_checked(void **state) {
   assert_non_null(strstr(err, "ADDR:PORT"));
 }
 
+/* Listeners beyond loopback without a token are warned about: which addresses are ours. */
+static int loopback(const char *ip) {
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  if (inet_pton(AF_INET, ip, &((struct sockaddr_in *)&ss)->sin_addr) == 1)
+    ss.ss_family = AF_INET;
+  else if (inet_pton(AF_INET6, ip, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1)
+    ss.ss_family = AF_INET6;
+  else
+    fail_msg("not an address: %s", ip);
+  return idgen__sockaddr_is_loopback((struct sockaddr *)&ss);
+}
+
+static void test_loopback(void **state) {
+  (void)state;
+  assert_true(loopback("127.0.0.1"));
+  assert_true(loopback("127.1.2.3"));
+  assert_true(loopback("::1"));
+  assert_true(loopback("::ffff:127.0.0.1"));
+  assert_false(loopback("0.0.0.0"));
+  assert_false(loopback("::"));
+  assert_false(loopback("10.0.0.1"));
+  assert_false(loopback("128.0.0.1"));
+  assert_false(loopback("::ffff:10.0.0.1"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),
-      cmocka_unit_test(test_usage_and_help),
-      cmocka_unit_test(test_token_length),
-      cmocka_unit_test(test_listeners_checked),
+      cmocka_unit_test(test_defaults),     cmocka_unit_test(test_usage_and_help),
+      cmocka_unit_test(test_token_length), cmocka_unit_test(test_listeners_checked),
+      cmocka_unit_test(test_loopback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
