@@ -8,9 +8,10 @@
  *   heads PORT N LINES BYTES MS [-p PID]
  *                               N connections each send a request line and LINES headers
  *                               of BYTES bytes, never the blank line that ends the head;
- *                               print "sent rss_kib=R" once all is sent or refused (R: the
- *                               server's RSS then, with -p), then after MS "431=A closed=C
- *                               open=O": answered 431, closed without one, still open
+ *                               print "sent" once all is sent or refused, then after MS
+ *                               "431=A closed=C open=O rss_kib=R": answered 431, closed
+ *                               without one, still open, and the server's RSS just before
+ *                               these connections close (with -p)
  *   fetch PORT N MS [-a TOKEN] CMD...
  *                               N RESP connections each send AUTH TOKEN (with -a) and the
  *                               commands, pipelined, and read every reply; print
@@ -23,6 +24,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,25 +118,57 @@ static long rss_kib(const char *pid) {
 }
 
 static int mode_send(int port, int argc, char **argv) {
-  int half = 0, ms = 2000;
+  int half = 0, ms = 2000, tell = 0;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "-h"))
       half = 1;
+    else if (!strcmp(argv[i], "-e"))
+      tell = 1;
     else if (!strcmp(argv[i], "-t") && i + 1 < argc)
       ms = atoi(argv[++i]);
   }
+  size_t len;
+  char *data = slurp(&len);
   int fd = dial(port);
-  if (fd < 0)
+  if (!data || fd < 0)
     return 1;
+  /* Read while writing: a server that answers a long input as it reads it would stall
+   * a client that reads only at the end. */
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  size_t at = 0;
+  const char *end = NULL;
   char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
-    if (write_all(fd, buf, n) < 0)
+  while (at < len && !end) {
+    struct pollfd p = {.fd = fd, .events = POLLIN | POLLOUT};
+    if (poll(&p, 1, ms) <= 0) {
+      end = "silence";
       break;
-  if (half)
+    }
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = read(fd, buf, sizeof buf);
+      if (n > 0)
+        fwrite(buf, 1, (size_t)n, stdout);
+      else if (n == 0)
+        end = "eof";
+      else if (errno != EAGAIN)
+        end = "reset";
+      continue;
+    }
+    ssize_t w = write(fd, data + at, len - at);
+    if (w > 0)
+      at += (size_t)w;
+    else if (w < 0 && errno != EAGAIN)
+      break; /* the server closed: what it sent is read below */
+  }
+  fcntl(fd, F_SETFL, 0);
+  if (half && !end)
     shutdown(fd, SHUT_WR);
-  fprintf(stderr, "end: %s\n", drain(fd, ms));
+  if (!end)
+    end = drain(fd, ms);
+  if (tell)
+    fprintf(stderr, "end: %s\n", end);
   close(fd);
+  free(data);
   return 0;
 }
 
@@ -306,10 +340,11 @@ static int mode_heads(int port, int argc, char **argv) {
         head_read(&cs[i]);
     }
   }
-  printf("sent rss_kib=%ld\n", pid ? rss_kib(pid) : -1L);
+  printf("sent\n");
   fflush(stdout);
   while (now_ms() - start < ms)
     sleep_ms(20);
+  long rss = pid ? rss_kib(pid) : -1L;
   int answered = 0, closed = 0, open = 0;
   for (int i = 0; i < n; i++) {
     if (cs[i].fd >= 0)
@@ -323,7 +358,7 @@ static int mode_heads(int port, int argc, char **argv) {
     if (cs[i].fd >= 0)
       close(cs[i].fd);
   }
-  printf("431=%d closed=%d open=%d\n", answered, closed, open);
+  printf("431=%d closed=%d open=%d rss_kib=%ld\n", answered, closed, open, rss);
   free(ps);
   free(cs);
   free(head);
@@ -383,11 +418,18 @@ static int mode_fetch(int port, int argc, char **argv) {
     return 2;
   int n = atoi(argv[0]);
   long ms = atol(argv[1]);
-  int first = 2;
+  int first = 2, unread = 0;
   const char *token = NULL;
-  if (argc > 3 && !strcmp(argv[2], "-a")) {
-    token = argv[3];
-    first = 4;
+  for (;;) {
+    if (argc > first + 1 && !strcmp(argv[first], "-a")) {
+      token = argv[first + 1];
+      first += 2;
+    } else if (argc > first && !strcmp(argv[first], "-n")) {
+      unread = 1;
+      first++;
+    } else {
+      break;
+    }
   }
   char req[4096];
   size_t len = 0;
@@ -410,7 +452,7 @@ static int mode_fetch(int port, int argc, char **argv) {
   }
   long long total = 0;
   char buf[65536];
-  for (;;) {
+  while (!unread) {
     int waiting = 0;
     for (int i = 0; i < n; i++) {
       ps[i].fd = fds[i] >= 0 && rcs[i].replies < want ? fds[i] : -1;
@@ -468,8 +510,14 @@ static int mode_trickle(int port, int argc, char **argv) {
     if (end > at && write_all(fd, data + at, end - at) < 0)
       break;
     at = end;
-    struct timespec ts = {0, us * 1000};
+    struct timespec ts = {us / 1000000, us % 1000000 * 1000};
     nanosleep(&ts, NULL);
+    /* What came back so far: a reset after the server closed would drop it. */
+    char buf[4096];
+    ssize_t got;
+    while (poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, 0) == 1 &&
+           (got = read(fd, buf, sizeof buf)) > 0)
+      fwrite(buf, 1, (size_t)got, stdout);
   }
   drain(fd, 2000);
   close(fd);
@@ -485,6 +533,7 @@ static const struct {
              {"trickle", mode_trickle}};
 
 int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN); /* a write after the server closed fails, and is reported */
   if (argc >= 3)
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
       if (!strcmp(argv[1], modes[i].name)) {
