@@ -89,13 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   r.method = piece(&p, end, &r.method_len);
   size_t target_len;
   const char *target = piece(&p, end, &target_len);
-  const char *q = memchr(target, '?', target_len);
-  r.path = target;
-  r.path_len = q ? (size_t)(q - target) : target_len;
-  if (q) {
-    r.query = q + 1;
-    r.query_len = target_len - r.path_len - 1;
-  }
+  idgen__http1_target(&r, target, target_len);
   size_t auth_len;
   const char *auth = piece(&p, end, &auth_len);
   if (auth_len) {

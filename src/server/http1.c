@@ -159,6 +159,14 @@ static void origin_form(const char **path, size_t *len) {
   }
 }
 
+void idgen__http1_target(idgen__http_req *req, const char *target, size_t len) {
+  const char *q = memchr(target, '?', len);
+  req->path = target;
+  req->path_len = q ? (size_t)(q - target) : len;
+  req->query = q ? q + 1 : NULL;
+  req->query_len = q ? len - req->path_len - 1 : 0;
+}
+
 static size_t count_lines(const char *p, size_t n) {
   size_t lines = 0;
   for (size_t i = 0; i < n; i++)
@@ -237,13 +245,7 @@ static size_t one_request(idgen__http1_session *s, const char *in, size_t len,
   req.method = method;
   req.method_len = method_len;
   origin_form(&path, &path_len);
-  const char *q = memchr(path, '?', path_len);
-  req.path = path;
-  req.path_len = q ? (size_t)(q - path) : path_len;
-  if (q) {
-    req.query = q + 1;
-    req.query_len = path_len - req.path_len - 1;
-  }
+  idgen__http1_target(&req, path, path_len);
   req.authorization = info.authorization;
   req.authorization_len = info.authorization_len;
   idgen__http_res res;

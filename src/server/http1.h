@@ -29,6 +29,9 @@ typedef struct idgen__http1_session {
 
 void idgen__http1_session_init(idgen__http1_session *s, idgen__tctx *t);
 
+/* Sets req's path and query from an origin-form request target ("/path?query"). */
+void idgen__http1_target(idgen__http_req *req, const char *target, size_t len);
+
 /* The most bytes one request can take before it is answered or refused: what a
  * connection must be able to buffer. */
 size_t idgen__http1_max_input(const idgen__serve_config *cfg);

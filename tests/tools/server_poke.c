@@ -205,6 +205,20 @@ static int closed_by_server(int fd) {
   return poll(&p, 1, 0) == 1 && read(fd, &c, 1) <= 0;
 }
 
+/* Holds the connections for ms, then closes them; returns how many the server closed
+ * meanwhile. */
+static int hold(int *fds, int n, long ms) {
+  sleep_ms(ms);
+  int closed = 0;
+  for (int i = 0; i < n; i++) {
+    if (fds[i] < 0)
+      continue;
+    closed += closed_by_server(fds[i]);
+    close(fds[i]);
+  }
+  return closed;
+}
+
 static int mode_idle(int port, int argc, char **argv) {
   if (argc < 2)
     return 2;
@@ -218,15 +232,7 @@ static int mode_idle(int port, int argc, char **argv) {
   }
   printf("%d\n", opened);
   fflush(stdout);
-  sleep_ms(ms);
-  int closed = 0;
-  for (int i = 0; i < n; i++) {
-    if (fds[i] < 0)
-      continue;
-    closed += closed_by_server(fds[i]);
-    close(fds[i]);
-  }
-  printf("%d\n", closed);
+  printf("%d\n", hold(fds, n, ms));
   free(fds);
   return 0;
 }
@@ -477,15 +483,7 @@ static int mode_fetch(int port, int argc, char **argv) {
     total += rcs[i].replies;
   printf("replies=%lld\n", total);
   fflush(stdout);
-  sleep_ms(ms);
-  int closed = 0;
-  for (int i = 0; i < n; i++) {
-    if (fds[i] < 0)
-      continue;
-    closed += closed_by_server(fds[i]);
-    close(fds[i]);
-  }
-  printf("closed=%d\n", closed);
+  printf("closed=%d\n", hold(fds, n, ms));
   free(ps);
   free(rcs);
   free(fds);
