@@ -1,0 +1,135 @@
+/* opaque.c: opaque IDs: FF1 with radix 2 over an ID's 63 bits; and key text. */
+#include "idgen/opaque.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "opaque/ff1.h"
+
+/* The numeral string is STR_2^63(id): A is its first 31 bits, B its last 32. */
+#define OPAQUE_BITS 63
+#define OPAQUE_LOW_BITS 32
+#define OPAQUE_ID_MAX ((UINT64_C(1) << OPAQUE_BITS) - 1)
+#define OPAQUE_LOW_MASK ((UINT64_C(1) << OPAQUE_LOW_BITS) - 1)
+
+/* Longest key text: 64 digits and "\r\n". */
+#define KEY_TEXT_MAX (2 * IDGEN_OPAQUE_KEY_MAX + 2)
+
+struct idgen_opaque {
+  idgen__ff1 ff1;
+};
+
+int idgen_opaque_new(idgen_opaque **out, const uint8_t *key, size_t keylen,
+                     const uint8_t *tweak, size_t tweaklen) {
+  if (!out || tweaklen > IDGEN_OPAQUE_TWEAK_MAX)
+    return IDGEN_EINVAL;
+  idgen_opaque *o = malloc(sizeof *o);
+  if (!o)
+    return IDGEN_ENOMEM;
+  int rc = idgen__ff1_init(&o->ff1, key, keylen, 2, OPAQUE_BITS, tweak, tweaklen);
+  if (rc < 0) {
+    free(o);
+    return rc;
+  }
+  *out = o;
+  return 0;
+}
+
+void idgen_opaque_free(idgen_opaque *o) {
+  if (!o)
+    return;
+  idgen__ff1_clear(&o->ff1);
+  free(o);
+}
+
+static int permute(const idgen_opaque *o, uint64_t in, uint64_t *out, int decrypt) {
+  if (!o || !out)
+    return IDGEN_EINVAL;
+  if (in > OPAQUE_ID_MAX)
+    return IDGEN_EOVERFLOW;
+  uint64_t a = in >> OPAQUE_LOW_BITS, b = in & OPAQUE_LOW_MASK;
+  idgen__evp_ctx *ctx = idgen__ff1_ctx_new(&o->ff1);
+  if (!ctx)
+    return IDGEN_ENOMEM;
+  int rc = decrypt ? idgen__ff1_decrypt_halves(&o->ff1, ctx, &a, &b)
+                   : idgen__ff1_encrypt_halves(&o->ff1, ctx, &a, &b);
+  idgen__ff1_ctx_free(ctx);
+  if (rc < 0)
+    return rc;
+  *out = a << OPAQUE_LOW_BITS | b;
+  return 0;
+}
+
+int idgen_opaque_encode(const idgen_opaque *o, uint64_t id, uint64_t *out) {
+  return permute(o, id, out, 0);
+}
+
+int idgen_opaque_decode(const idgen_opaque *o, uint64_t opaque, uint64_t *id) {
+  return permute(o, opaque, id, 1);
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+int idgen_opaque_key_parse(const char *text, size_t len, uint8_t key[IDGEN_OPAQUE_KEY_MAX],
+                           size_t *keylen) {
+  if (!text || !key || !keylen)
+    return IDGEN_EINVAL;
+  if (len == 0)
+    return IDGEN_EEMPTY;
+  size_t digits = len;
+  if (text[digits - 1] == '\n') {
+    digits--;
+    if (digits && text[digits - 1] == '\r')
+      digits--;
+  }
+  for (size_t i = 0; i < digits; i++)
+    if (hex_value(text[i]) < 0)
+      return IDGEN_ECHAR;
+  if (digits != 32 && digits != 64)
+    return IDGEN_ELENGTH;
+  for (size_t i = 0; i < digits / 2; i++)
+    key[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+  *keylen = digits / 2;
+  return 0;
+}
+
+int idgen_opaque_key_load(const char *path, uint8_t key[IDGEN_OPAQUE_KEY_MAX],
+                          size_t *keylen) {
+  if (!path || !key || !keylen)
+    return IDGEN_EINVAL;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  char text[KEY_TEXT_MAX + 1];
+  size_t len = 0;
+  int rc = 0;
+  while (len < sizeof text) { /* one byte more than any key text: too long is seen */
+    ssize_t got = read(fd, text + len, sizeof text - len);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      rc = -errno;
+      break;
+    }
+    if (got == 0)
+      break;
+    len += (size_t)got;
+  }
+  close(fd);
+  if (rc == 0)
+    rc = len > KEY_TEXT_MAX ? IDGEN_ELENGTH : idgen_opaque_key_parse(text, len, key, keylen);
+  OPENSSL_cleanse(text, sizeof text);
+  return rc;
+}
