@@ -2,6 +2,7 @@
  * standard's steps are named in the comments; AES itself is OpenSSL's. */
 #include "opaque/ff1.h"
 
+#include <endian.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -12,6 +13,18 @@ __extension__ typedef unsigned __int128 u128;
 /* The standard's smallest domain: radix^n >= 1,000,000 (rev. 1, section 5.2). */
 #define FF1_MIN_DOMAIN 1000000u
 #define FF1_ROUNDS 10
+
+/* Big-endian 8 bytes: one load or store and a byte swap. */
+static uint64_t load_be64(const uint8_t *p) {
+  uint64_t x;
+  memcpy(&x, p, sizeof x);
+  return be64toh(x);
+}
+
+static void store_be64(uint8_t *p, uint64_t x) {
+  x = htobe64(x);
+  memcpy(p, &x, sizeof x);
+}
 
 static unsigned bit_length(uint64_t x) {
   return x ? 64u - (unsigned)__builtin_clzll(x) : 0;
@@ -86,10 +99,9 @@ static int precompute_mac(idgen__ff1 *f, const uint8_t *tweak, size_t tweaklen) 
       block[k] = y[k] ^ q_byte(tweak, tweaklen, at + k);
     rc = idgen__ff1_aes_block(f->aes, block, y);
   }
-  memcpy(f->mac, y, sizeof y);
-  memset(f->last, 0, sizeof f->last);
+  memcpy(f->chain, y, sizeof y);
   for (size_t k = 0; k + 1 + f->b < 16; k++)
-    f->last[k] = q_byte(tweak, tweaklen, qlen - 16 + k);
+    f->chain[k] ^= q_byte(tweak, tweaklen, qlen - 16 + k);
   OPENSSL_cleanse(y, sizeof y);
   return rc;
 }
@@ -114,11 +126,13 @@ int idgen__ff1_init(idgen__ff1 *f, const uint8_t *key, size_t keylen, unsigned r
    * bits of radix^v - 1, exactly (no floating point). Step 4: d = 4 ceil(b / 4) + 4. */
   f->b = (bit_length(f->pow_v - 1) + 7) / 8;
   f->d = 4 * ((f->b + 3) / 4) + 4;
+  f->radix_pow2 = (radix & (radix - 1)) == 0;
   f->aes = EVP_CIPHER_CTX_new();
   if (!f->aes)
     return IDGEN_ENOMEM;
   if (EVP_EncryptInit_ex2(f->aes, cipher, key, NULL, NULL) != 1 ||
-      EVP_CIPHER_CTX_set_padding(f->aes, 0) != 1 || precompute_mac(f, tweak, tweaklen) < 0) {
+      EVP_CIPHER_CTX_set_padding(f->aes, 0) != 1 ||
+      precompute_mac(f, tweak, tweaklen) < 0) {
     idgen__ff1_clear(f);
     return IDGEN_ENOMEM;
   }
@@ -150,24 +164,29 @@ void idgen__ff1_ctx_free(idgen__evp_ctx *ctx) {
 static int round_y(const idgen__ff1 *f, idgen__evp_ctx *ctx, unsigned i, uint64_t num,
                    u128 *y) {
   uint8_t block[16], r[16];
-  for (int k = 0; k < 16; k++)
-    block[k] = f->mac[k] ^ f->last[k];
+  /* Q ends in [i]^1 || [num]^b, b <= 8, and num < 256^b: num's 8 big-endian bytes can
+   * be XORed into the block's last 8 as they are (its high bytes are zero). */
+  memcpy(block, f->chain, 16);
+  store_be64(block + 8, load_be64(block + 8) ^ num);
   block[15 - f->b] ^= (uint8_t)i;
-  for (unsigned k = 0; k < f->b; k++)
-    block[15 - k] ^= (uint8_t)(num >> (8 * k));
   int rc = idgen__ff1_aes_block(ctx, block, r);
   if (rc < 0)
     return rc;
-  u128 s = 0;
-  for (unsigned k = 0; k < f->d; k++) /* d <= 12: S is inside R, step 6.iii is R */
-    s = s << 8 | r[k];
-  *y = s;
+  /* S = the first d bytes of R (d is 8 or 12 here, so step 6.iii needs no block more);
+   * y = NUM_2(S). */
+  *y = f->d == 8 ? (u128)load_be64(r) : (u128)load_be64(r) << 32 | load_be64(r + 8) >> 32;
   return 0;
 }
 
 /* Step 6.v: the modulus radix^m, m = u in even rounds and v in odd ones. */
 static uint64_t modulus(const idgen__ff1 *f, unsigned i) {
   return i % 2 == 0 ? f->pow_u : f->pow_v;
+}
+
+/* y mod m: a mask when the radix is a power of two (radix 2, the opaque IDs' case);
+ * else a 128-bit division, which costs about as much as an AES block. */
+static uint64_t reduce(const idgen__ff1 *f, u128 y, uint64_t m) {
+  return f->radix_pow2 ? (uint64_t)y & (m - 1) : (uint64_t)(y % m);
 }
 
 int idgen__ff1_encrypt_halves(const idgen__ff1 *f, idgen__evp_ctx *ctx, uint64_t *a,
@@ -181,9 +200,13 @@ int idgen__ff1_encrypt_halves(const idgen__ff1 *f, idgen__evp_ctx *ctx, uint64_t
     if (rc < 0)
       return rc;
     uint64_t m = modulus(f, i);
-    uint64_t c = (uint64_t)(((u128)na + y % m) % m); /* 6.vi: (NUM(A) + y) mod radix^m */
-    na = nb;                                        /* 6.viii */
-    nb = c;                                         /* 6.vii, 6.ix */
+    /* 6.vi: c = (NUM(A) + y) mod radix^m; both terms are below m < 2^64, so the sum
+     * passes m at most once (and may wrap 2^64 on the way: the subtraction undoes it). */
+    uint64_t c = na + reduce(f, y, m);
+    if (c >= m || c < na)
+      c -= m;
+    na = nb; /* 6.viii */
+    nb = c;  /* 6.vii, 6.ix */
   }
   *a = na;
   *b = nb;
@@ -201,7 +224,7 @@ int idgen__ff1_decrypt_halves(const idgen__ff1 *f, idgen__evp_ctx *ctx, uint64_t
     if (rc < 0)
       return rc;
     uint64_t m = modulus(f, i);
-    uint64_t ym = (uint64_t)(y % m);
+    uint64_t ym = reduce(f, y, m);
     uint64_t c = nb >= ym ? nb - ym : m - (ym - nb); /* (NUM(B) - y) mod radix^m */
     nb = na;
     na = c;

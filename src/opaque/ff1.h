@@ -23,9 +23,12 @@ typedef struct idgen__ff1 {
   unsigned radix, n;     /* the numeral string: n digits in [0, radix) */
   unsigned u, v;         /* its halves' lengths: u = floor(n / 2), v = n - u */
   unsigned b, d;         /* bytes of NUM(B) in Q; bytes of R used as S */
+  int radix_pow2;        /* radix is a power of two: reduce by masking */
   uint64_t pow_u, pow_v; /* radix^u, radix^v */
-  uint8_t mac[16];       /* CBC-MAC state after P and every block of Q but its last */
-  uint8_t last[16];      /* Q's last block, zero where the round number and NUM(B) go */
+  /* The CBC-MAC state after P and every block of Q but its last, XORed with Q's last
+   * block as far as it is fixed (zero where the round number and NUM(B) go): the
+   * input of the round's one AES block, but for those. */
+  uint8_t chain[16];
 } idgen__ff1;
 
 /* Sets up f. key: 16, 24 or 32 bytes (AES-128/192/256). radix in [2, 62]; n >= 2,

@@ -129,7 +129,8 @@ int idgen_opaque_key_load(const char *path, uint8_t key[IDGEN_OPAQUE_KEY_MAX],
   }
   close(fd);
   if (rc == 0)
-    rc = len > KEY_TEXT_MAX ? IDGEN_ELENGTH : idgen_opaque_key_parse(text, len, key, keylen);
+    rc =
+        len > KEY_TEXT_MAX ? IDGEN_ELENGTH : idgen_opaque_key_parse(text, len, key, keylen);
   OPENSSL_cleanse(text, sizeof text);
   return rc;
 }
