@@ -145,16 +145,18 @@ static int permute(const char *action, int argc, char **argv) {
   }
   for (int i = 0; i < n && status == CLI_OK; i++) {
     const char *text = argv[optind + i];
-    uint64_t id;
-    int rc = forced ? idgen_id_parse(text, strlen(text), from, NULL, &id)
-                    : idgen_id_parse_any(text, strlen(text), NULL, &id, NULL);
-    if (rc == 0)
-      rc = decode ? idgen_opaque_decode(o, id, &out[i])
-                  : idgen_opaque_encode(o, id, &out[i]);
+    int rc = forced ? idgen_id_parse(text, strlen(text), from, NULL, &out[i])
+                    : idgen_id_parse_any(text, strlen(text), NULL, &out[i], NULL);
     if (rc < 0)
       status = cli_error(CLI_USAGE, cmd, "'%s' is not %s%s%s: %s", text,
                          decode ? "an opaque ID" : "an ID", forced ? " in " : "",
                          forced ? idgen_format_name(from) : "", idgen_strerror(rc));
+  }
+  if (status == CLI_OK) {
+    int rc = decode ? idgen_opaque_decode_batch(o, out, out, (size_t)n)
+                    : idgen_opaque_encode_batch(o, out, out, (size_t)n);
+    if (rc < 0)
+      status = cli_error(CLI_FAILED, cmd, "%s", idgen_strerror(rc));
   }
   idgen_opaque_free(o);
   for (int i = 0; i < n && status == CLI_OK; i++) {

@@ -46,30 +46,46 @@ void idgen_opaque_free(idgen_opaque *o) {
   free(o);
 }
 
-static int permute(const idgen_opaque *o, uint64_t in, uint64_t *out, int decrypt) {
-  if (!o || !out)
+/* FF1 on in[0..n) into out[0..n), one cipher context for all (a copy per call: EVP
+ * contexts change as they run, so threads never share one). */
+static int permute(const idgen_opaque *o, const uint64_t *in, uint64_t *out, size_t n,
+                   int decrypt) {
+  if (!o || (n && (!in || !out)))
     return IDGEN_EINVAL;
-  if (in > OPAQUE_ID_MAX)
-    return IDGEN_EOVERFLOW;
-  uint64_t a = in >> OPAQUE_LOW_BITS, b = in & OPAQUE_LOW_MASK;
+  for (size_t i = 0; i < n; i++)
+    if (in[i] > OPAQUE_ID_MAX)
+      return IDGEN_EOVERFLOW;
   idgen__evp_ctx *ctx = idgen__ff1_ctx_new(&o->ff1);
   if (!ctx)
     return IDGEN_ENOMEM;
-  int rc = decrypt ? idgen__ff1_decrypt_halves(&o->ff1, ctx, &a, &b)
-                   : idgen__ff1_encrypt_halves(&o->ff1, ctx, &a, &b);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    uint64_t a = in[i] >> OPAQUE_LOW_BITS, b = in[i] & OPAQUE_LOW_MASK;
+    rc = decrypt ? idgen__ff1_decrypt_halves(&o->ff1, ctx, &a, &b)
+                 : idgen__ff1_encrypt_halves(&o->ff1, ctx, &a, &b);
+    if (rc == 0)
+      out[i] = a << OPAQUE_LOW_BITS | b;
+  }
   idgen__ff1_ctx_free(ctx);
-  if (rc < 0)
-    return rc;
-  *out = a << OPAQUE_LOW_BITS | b;
-  return 0;
+  return rc;
 }
 
 int idgen_opaque_encode(const idgen_opaque *o, uint64_t id, uint64_t *out) {
-  return permute(o, id, out, 0);
+  return out ? permute(o, &id, out, 1, 0) : IDGEN_EINVAL;
 }
 
 int idgen_opaque_decode(const idgen_opaque *o, uint64_t opaque, uint64_t *id) {
-  return permute(o, opaque, id, 1);
+  return id ? permute(o, &opaque, id, 1, 1) : IDGEN_EINVAL;
+}
+
+int idgen_opaque_encode_batch(const idgen_opaque *o, const uint64_t *in, uint64_t *out,
+                              size_t n) {
+  return permute(o, in, out, n, 0);
+}
+
+int idgen_opaque_decode_batch(const idgen_opaque *o, const uint64_t *in, uint64_t *out,
+                              size_t n) {
+  return permute(o, in, out, n, 1);
 }
 
 static int hex_value(char c) {

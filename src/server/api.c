@@ -163,10 +163,9 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
   return 0;
 }
 
-static void add_id(idgen__tctx *t, uint64_t id, idgen__id_form form) {
+static void add_id(idgen__tctx *t, uint64_t id, idgen_format format) {
   char text[IDGEN_FORMAT_MAX];
-  int n = idgen__id_form_write(form, idgen__svc_opaque(t->svc), idgen__svc_layout(t->svc),
-                               id, text, sizeof text);
+  int n = idgen_id_format(id, format, idgen__svc_layout(t->svc), text, sizeof text);
   if (n < 0) {
     idgen__buf_adds(&t->out, "null");
     return;
@@ -191,11 +190,16 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
     issue_error(t, res, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
     return;
   }
+  int rc = idgen__id_form_prepare(p->form, idgen__svc_opaque(t->svc), t->ids, n);
+  if (rc < 0) {
+    json_error(t, res, 500, "internal", idgen_strerror(rc));
+    return;
+  }
   ok_json(res);
   idgen__buf_reset(&t->out);
   if (!many) {
     idgen__buf_adds(&t->out, "{\"id\":");
-    add_id(t, t->ids[0], p->form);
+    add_id(t, t->ids[0], p->form.format);
     idgen__buf_adds(&t->out, "}\n");
     return;
   }
@@ -204,7 +208,7 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
   for (size_t i = 0; i < n; i++) {
     if (i)
       idgen__buf_addc(&t->out, ',');
-    add_id(t, t->ids[i], p->form);
+    add_id(t, t->ids[i], p->form.format);
   }
   idgen__buf_adds(&t->out, "]}\n");
 }

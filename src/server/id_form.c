@@ -23,17 +23,11 @@ int idgen__id_form_parse(const char *s, size_t len, idgen__id_form *out) {
   return 0;
 }
 
-int idgen__id_form_write(idgen__id_form form, const idgen_opaque *o,
-                         const idgen_layout *layout, uint64_t id, char *out,
-                         size_t outlen) {
-  if (form.opaque) {
-    if (!o)
-      return IDGEN_EINVAL;
-    int rc = idgen_opaque_encode(o, id, &id);
-    if (rc < 0)
-      return rc;
-  }
-  return idgen_id_format(id, form.format, layout, out, outlen);
+int idgen__id_form_prepare(idgen__id_form form, const idgen_opaque *o, uint64_t *ids,
+                           size_t n) {
+  if (!form.opaque)
+    return 0;
+  return o ? idgen_opaque_encode_batch(o, ids, ids, n) : IDGEN_EINVAL;
 }
 
 static const char *key_problem(int rc) {

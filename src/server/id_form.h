@@ -27,11 +27,12 @@ typedef struct idgen__id_form {
  * otherwise; *out is written only on success. */
 int idgen__id_form_parse(const char *s, size_t len, idgen__id_form *out);
 
-/* Writes id in form into out (NUL-terminated); an opaque form encodes id with o first.
- * Returns the length, or IDGEN_EINVAL for an opaque form without o, or the error of
- * idgen_opaque_encode / idgen_id_format. Thread-safe. */
-int idgen__id_form_write(idgen__id_form form, const idgen_opaque *o,
-                         const idgen_layout *layout, uint64_t id, char *out, size_t outlen);
+/* Readies ids[0..n) to be written in form: an opaque form replaces each by its opaque
+ * form under o (one batch); then each is written with idgen_id_format(id, form.format).
+ * Returns 0, IDGEN_EINVAL for an opaque form without o, or the error of
+ * idgen_opaque_encode_batch. Thread-safe. */
+int idgen__id_form_prepare(idgen__id_form form, const idgen_opaque *o, uint64_t *ids,
+                           size_t n);
 
 /* Reads the key file at path and makes the permutation with the given tweak (a
  * generator's name). The key bytes are wiped once the permutation holds them. On

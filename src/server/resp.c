@@ -283,16 +283,30 @@ static int form_arg(idgen__resp_session *s, const idgen__resp_cmd *c, size_t i,
   return 1;
 }
 
-/* One ID as a bulk string in form. */
-static void bulk_id(idgen__resp_session *s, idgen__id_form form, uint64_t id,
-                    idgen__buf *out) {
-  char text[IDGEN_FORMAT_MAX];
-  int n = idgen__id_form_write(form, idgen__svc_opaque(s->t->svc),
-                               idgen__svc_layout(s->t->svc), id, text, sizeof text);
-  if (n < 0)
-    idgen__buf_adds(out, "$-1\r\n");
-  else
-    bulk(out, text, (size_t)n);
+/* ids[0..n) in form: one bulk string, or an array of n when many; an error reply if the
+ * opaque forms cannot be made. */
+static void reply_ids(idgen__resp_session *s, idgen__id_form form, uint64_t *ids, size_t n,
+                      int many, idgen__buf *out) {
+  int rc = idgen__id_form_prepare(form, idgen__svc_opaque(s->t->svc), ids, n);
+  if (rc < 0) {
+    resp_issue_error(out, rc);
+    return;
+  }
+  if (many) {
+    idgen__buf_reserve(out, n * 28 + 16);
+    idgen__buf_addc(out, '*');
+    idgen__buf_addu(out, n);
+    idgen__buf_add(out, "\r\n", 2);
+  }
+  for (size_t i = 0; i < n; i++) {
+    char text[IDGEN_FORMAT_MAX];
+    int len = idgen_id_format(ids[i], form.format, idgen__svc_layout(s->t->svc), text,
+                              sizeof text);
+    if (len < 0)
+      idgen__buf_adds(out, "$-1\r\n"); /* an ID its layout cannot write as friendly */
+    else
+      bulk(out, text, (size_t)len);
+  }
 }
 
 /* Runs one command; returns its metric slot, sets *error and *close. */
@@ -346,7 +360,7 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
         resp_issue_error(out, rc);
       } else {
         idgen__metrics_issued(t->m, KIND_SNOWFLAKE, 1);
-        bulk_id(s, form, id, out);
+        reply_ids(s, form, &id, 1, 0, out);
       }
     }
   } else if (is(c, "IDS")) {
@@ -363,12 +377,7 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
         int64_t again = got < 0 ? got : idgen__svc_next_batch(t->svc, t->ids, 1);
         resp_issue_error(out, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
       } else {
-        idgen__buf_reserve(out, (size_t)n * 28 + 16);
-        idgen__buf_addc(out, '*');
-        idgen__buf_addu(out, n);
-        idgen__buf_add(out, "\r\n", 2);
-        for (size_t i = 0; i < (size_t)n; i++)
-          bulk_id(s, form, t->ids[i], out);
+        reply_ids(s, form, t->ids, (size_t)n, 1, out);
       }
     }
   } else if (is(c, "UUID7") || is(c, "UUID4") || is(c, "ULID")) {

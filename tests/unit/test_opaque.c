@@ -259,6 +259,36 @@ static void test_million_roundtrips(void **state) {
   idgen_opaque_free(o);
 }
 
+/* A batch gives what the single calls give, in place too; a bad value anywhere leaves
+ * the output untouched. */
+static void test_batch(void **state) {
+  (void)state;
+  idgen_opaque *o = fixed_opaque(32, "default");
+  enum { N = 1000 };
+  uint64_t ids[N], out[N], again[N], seed = 11;
+  for (size_t i = 0; i < N; i++)
+    ids[i] = splitmix(&seed) & INT64_MAX;
+  assert_int_equal(idgen_opaque_encode_batch(o, ids, out, N), 0);
+  for (size_t i = 0; i < N; i++) {
+    uint64_t one;
+    assert_int_equal(idgen_opaque_encode(o, ids[i], &one), 0);
+    assert_int_equal(out[i], one);
+  }
+  memcpy(again, out, sizeof out);
+  assert_int_equal(idgen_opaque_decode_batch(o, again, again, N), 0); /* in place */
+  assert_memory_equal(again, ids, sizeof ids);
+  memcpy(again, ids, sizeof ids);
+  again[N - 1] = UINT64_C(1) << 63;
+  memset(out, 0xAB, sizeof out);
+  assert_int_equal(idgen_opaque_encode_batch(o, again, out, N), IDGEN_EOVERFLOW);
+  for (size_t i = 0; i < N; i++)
+    assert_int_equal(out[i], UINT64_C(0xABABABABABABABAB));
+  assert_int_equal(idgen_opaque_encode_batch(o, NULL, NULL, 0), 0);
+  assert_int_equal(idgen_opaque_encode_batch(o, NULL, out, 1), IDGEN_EINVAL);
+  assert_int_equal(idgen_opaque_decode_batch(NULL, ids, out, 1), IDGEN_EINVAL);
+  idgen_opaque_free(o);
+}
+
 /* Radix 2, n = 20: all 2^20 inputs give 2^20 different outputs, and decrypt undoes. */
 static void test_bijection_radix2_n20(void **state) {
   (void)state;
@@ -445,6 +475,7 @@ int main(void) {
       cmocka_unit_test(test_matches_numeral_string),
       cmocka_unit_test(test_edges),
       cmocka_unit_test(test_million_roundtrips),
+      cmocka_unit_test(test_batch),
       cmocka_unit_test(test_bijection_radix2_n20),
       cmocka_unit_test(test_tweak_and_key_separate),
       cmocka_unit_test(test_errors),
