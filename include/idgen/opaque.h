@@ -48,9 +48,10 @@ IDGEN_API void idgen_opaque_free(idgen_opaque *o);
  * gives the same value, and different IDs give different values. IDGEN_EOVERFLOW if id
  * is 2^63 or more; IDGEN_EINVAL for a NULL argument; IDGEN_ENOMEM if OpenSSL cannot
  * allocate the per-call cipher context. *out is written only on success.
- * Thread-safe: any number of threads may call encode and decode on one o at once (each
- * call works on its own copy of the cipher context, about a quarter of its cost: see
- * docs/benchmarks.md; the batch calls below pay it once per batch). */
+ * Thread-safe: any number of threads may call encode and decode on one o at once. Each
+ * call takes one of 8 cipher contexts that o holds (one atomic exchange); a call that
+ * finds all 8 taken copies one for itself, which costs about a third more (see
+ * docs/benchmarks.md). */
 IDGEN_API int idgen_opaque_encode(const idgen_opaque *o, uint64_t id, uint64_t *out);
 
 /* The inverse: the ID whose opaque form is opaque. Every value below 2^63 decodes to
@@ -59,7 +60,7 @@ IDGEN_API int idgen_opaque_encode(const idgen_opaque *o, uint64_t id, uint64_t *
 IDGEN_API int idgen_opaque_decode(const idgen_opaque *o, uint64_t opaque, uint64_t *id);
 
 /* idgen_opaque_encode / idgen_opaque_decode of in[0..n) into out[0..n) (out may be in),
- * with one cipher context for the whole batch, which saves the per-call copy. Every
+ * taking a cipher context once for the whole batch. Every
  * value is checked first: IDGEN_EOVERFLOW if one is 2^63 or more, IDGEN_EINVAL for a
  * NULL argument (n == 0 is fine), IDGEN_ENOMEM if the context cannot be had; out is
  * untouched after any of these. (AES failing part way, which OpenSSL does not do on a

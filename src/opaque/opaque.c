@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,15 +21,38 @@
 /* Longest key text: 64 digits and "\r\n". */
 #define KEY_TEXT_MAX (2 * IDGEN_OPAQUE_KEY_MAX + 2)
 
+/* EVP cipher contexts change as they run, so no two threads may use one at once. A call
+ * takes one of these, made at creation, with one atomic exchange; copying a context
+ * instead (a malloc, a copy, a wipe and a free) costs a quarter of a call. When more
+ * threads call at once than there are slots, the others copy. Each slot has its own
+ * cache line, so threads on different slots do not share one. */
+#define OPAQUE_SLOTS 8
+
+typedef struct slot {
+  _Alignas(64) atomic_int busy;
+  idgen__evp_ctx *ctx;
+} slot;
+
 struct idgen_opaque {
   idgen__ff1 ff1;
+  slot *slots; /* OPAQUE_SLOTS; a pointer, so that a const idgen_opaque can take one */
 };
+
+void idgen_opaque_free(idgen_opaque *o) {
+  if (!o)
+    return;
+  for (size_t i = 0; o->slots && i < OPAQUE_SLOTS; i++)
+    idgen__ff1_ctx_free(o->slots[i].ctx); /* OpenSSL wipes each key schedule */
+  free(o->slots);
+  idgen__ff1_clear(&o->ff1);
+  free(o);
+}
 
 int idgen_opaque_new(idgen_opaque **out, const uint8_t *key, size_t keylen,
                      const uint8_t *tweak, size_t tweaklen) {
   if (!out || tweaklen > IDGEN_OPAQUE_TWEAK_MAX)
     return IDGEN_EINVAL;
-  idgen_opaque *o = malloc(sizeof *o);
+  idgen_opaque *o = calloc(1, sizeof *o);
   if (!o)
     return IDGEN_ENOMEM;
   int rc = idgen__ff1_init(&o->ff1, key, keylen, 2, OPAQUE_BITS, tweak, tweaklen);
@@ -35,19 +60,37 @@ int idgen_opaque_new(idgen_opaque **out, const uint8_t *key, size_t keylen,
     free(o);
     return rc;
   }
+  o->slots = aligned_alloc(_Alignof(slot), OPAQUE_SLOTS * sizeof(slot));
+  for (size_t i = 0; o->slots && i < OPAQUE_SLOTS; i++) {
+    atomic_init(&o->slots[i].busy, 0);
+    o->slots[i].ctx = idgen__ff1_ctx_new(&o->ff1);
+  }
+  for (size_t i = 0; o->slots && i < OPAQUE_SLOTS; i++)
+    if (!o->slots[i].ctx)
+      rc = IDGEN_ENOMEM;
+  if (!o->slots || rc < 0) {
+    idgen_opaque_free(o);
+    return IDGEN_ENOMEM;
+  }
   *out = o;
   return 0;
 }
 
-void idgen_opaque_free(idgen_opaque *o) {
-  if (!o)
-    return;
-  idgen__ff1_clear(&o->ff1);
-  free(o);
+/* A free slot, starting from one picked by the calling thread (so that two threads
+ * usually start apart), or NULL if all are taken. */
+static slot *take_slot(const idgen_opaque *o) {
+  uint64_t h = (uint64_t)(uintptr_t)pthread_self() * UINT64_C(0x9E3779B97F4A7C15);
+  size_t start = (size_t)(h >> 32);
+  for (size_t k = 0; k < OPAQUE_SLOTS; k++) {
+    slot *s = &o->slots[(start + k) % OPAQUE_SLOTS];
+    if (!atomic_load_explicit(&s->busy, memory_order_relaxed) &&
+        !atomic_exchange_explicit(&s->busy, 1, memory_order_acquire))
+      return s;
+  }
+  return NULL;
 }
 
-/* FF1 on in[0..n) into out[0..n), one cipher context for all (a copy per call: EVP
- * contexts change as they run, so threads never share one). */
+/* FF1 on in[0..n) into out[0..n), with one cipher context for all. */
 static int permute(const idgen_opaque *o, const uint64_t *in, uint64_t *out, size_t n,
                    int decrypt) {
   if (!o || (n && (!in || !out)))
@@ -55,7 +98,8 @@ static int permute(const idgen_opaque *o, const uint64_t *in, uint64_t *out, siz
   for (size_t i = 0; i < n; i++)
     if (in[i] > OPAQUE_ID_MAX)
       return IDGEN_EOVERFLOW;
-  idgen__evp_ctx *ctx = idgen__ff1_ctx_new(&o->ff1);
+  slot *s = take_slot(o);
+  idgen__evp_ctx *ctx = s ? s->ctx : idgen__ff1_ctx_new(&o->ff1);
   if (!ctx)
     return IDGEN_ENOMEM;
   int rc = 0;
@@ -66,7 +110,10 @@ static int permute(const idgen_opaque *o, const uint64_t *in, uint64_t *out, siz
     if (rc == 0)
       out[i] = a << OPAQUE_LOW_BITS | b;
   }
-  idgen__ff1_ctx_free(ctx);
+  if (s)
+    atomic_store_explicit(&s->busy, 0, memory_order_release);
+  else
+    idgen__ff1_ctx_free(ctx);
   return rc;
 }
 
