@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "core/text_internal.h" /* idgen__hex_value: inline, no link to libidgen */
 #include "opaque/ff1.h"
 
 /* The numeral string is STR_2^63(id): A is its first 31 bits, B its last 32. */
@@ -135,16 +136,6 @@ int idgen_opaque_decode_batch(const idgen_opaque *o, const uint64_t *in, uint64_
   return permute(o, in, out, n, 1);
 }
 
-static int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 int idgen_opaque_key_parse(const char *text, size_t len, uint8_t key[IDGEN_OPAQUE_KEY_MAX],
                            size_t *keylen) {
   if (!text || !key || !keylen)
@@ -158,12 +149,13 @@ int idgen_opaque_key_parse(const char *text, size_t len, uint8_t key[IDGEN_OPAQU
       digits--;
   }
   for (size_t i = 0; i < digits; i++)
-    if (hex_value(text[i]) < 0)
+    if (idgen__hex_value((unsigned char)text[i]) < 0)
       return IDGEN_ECHAR;
   if (digits != 32 && digits != 64)
     return IDGEN_ELENGTH;
   for (size_t i = 0; i < digits / 2; i++)
-    key[i] = (uint8_t)(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+    key[i] = (uint8_t)(idgen__hex_value((unsigned char)text[2 * i]) << 4 |
+                       idgen__hex_value((unsigned char)text[2 * i + 1]));
   *keylen = digits / 2;
   return 0;
 }
