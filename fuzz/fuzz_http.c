@@ -7,7 +7,7 @@
 #include "fuzz_server.h"
 #include "server/http1.h"
 
-static const int known[] = {200, 400, 401, 404, 405, 413, 414, 431, 500, 503};
+static const int known[] = {200, 400, 401, 403, 404, 405, 413, 414, 431, 500, 503};
 
 static int known_status(int status) {
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)

@@ -4,6 +4,7 @@
 #ifndef IDGEN_FUZZ_SERVER_H
 #define IDGEN_FUZZ_SERVER_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,14 +20,22 @@ static idgen__svc *fuzz_svc;
 static idgen__tctx fuzz_tctx;
 
 /* A service with the static provider (worker 7), a state dir under /tmp, a token (so
- * the auth paths run) and max_count 64, ready to issue before the first input. */
+ * the auth paths run), an opaque key (so the opaque forms and decode run) and max_count
+ * 64, ready to issue before the first input. */
 static void fuzz_server_init(void) {
   static idgen__serve_config cfg;
   char dir[] = "/tmp/idgen-fuzz-XXXXXX";
   if (!mkdtemp(dir))
     abort();
-  char *argv[] = {"serve",  "--policy",    "logical", "--max-count", "64", "--lease",
-                  "static", "--worker-id", "7",       "--state-dir", dir,  NULL};
+  char key[sizeof dir + 16];
+  snprintf(key, sizeof key, "%s/opaque.key", dir);
+  FILE *f = fopen(key, "w");
+  if (!f || fputs("000102030405060708090a0b0c0d0e0f\n", f) < 0 || fclose(f) != 0)
+    abort();
+  char *argv[] = {"serve", "--policy",    "logical", "--max-count",
+                  "64",    "--lease",     "static",  "--worker-id",
+                  "7",     "--state-dir", dir,       "--opaque-key-file",
+                  key,     NULL};
   char err[256];
   if (idgen__serve_config_load(&cfg, (int)(sizeof argv / sizeof argv[0]) - 1, argv, stderr,
                                err, sizeof err) != IDGEN_CONFIG_SERVE)
