@@ -8,6 +8,10 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# --help once, into a file: `idgen serve --help | grep -q` would make grep quit at the
+# first match and idgen die of SIGPIPE on its next write, which pipefail reports.
+"$idgen" serve --help >"$dir/help"
+
 yaml=$src/deploy/k8s/statefulset.yaml
 # args: ["serve", "--http", ...] -> serve --http ...
 args=$(sed -n 's/^ *args: *\[\(.*\)\]/\1/p' "$yaml" | tr -d '",')
@@ -18,7 +22,7 @@ IDGEN_LEASE=k8s IDGEN_POD_INDEX=2 IDGEN_WORKER_ID_OFFSET=0 IDGEN_STATE_DIR=$dir 
 grep -q '^lease = "k8s"' "$dir/config" || fail "lease from env"
 grep -q '^http = "0.0.0.0:8080"  # flag' "$dir/config" || fail "http from args"
 for var in $(grep -o 'name: IDGEN_[A-Z_]*' "$yaml" | cut -d' ' -f2); do
-  "$idgen" serve --help | grep -q "$var" || fail "$var in $yaml is not an idgen serve variable"
+  grep -q "$var" "$dir/help" || fail "$var in $yaml is not an idgen serve variable"
 done
 
 unit=$src/deploy/systemd/idgen.service
@@ -26,6 +30,6 @@ cmd=$(sed -n 's|^ExecStart=/usr/local/bin/idgen ||p' "$unit")
 # shellcheck disable=SC2086
 IDGEN_STATE_DIR=$dir "$idgen" $cmd --print-config > /dev/null || fail "unit command '$cmd'"
 for var in $(grep -o 'IDGEN_[A-Z_]*' "$unit" | sort -u); do
-  "$idgen" serve --help | grep -q "$var" || fail "$var in $unit is not an idgen serve variable"
+  grep -q "$var" "$dir/help" || fail "$var in $unit is not an idgen serve variable"
 done
 echo "deploy_config.sh: all passed"
