@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core_internal.h"
 #include "idgen/gen.h"
 
-#define NS_PER_MS INT64_C(1000000)
 #define CACHE_LINE 64
 
 /* The state word packs the newest time unit issued and how many sequence numbers of
@@ -32,7 +32,6 @@ struct idgen_gen {
   uint64_t seq_limit; /* 2^seq_bits */
   uint64_t seq_threshold;
   uint64_t max_ticks;
-  uint64_t node_shift;
   int64_t epoch_ns, unit_ns;
   unsigned used_bits; /* seq_bits + 1 */
 
@@ -161,11 +160,6 @@ int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
   gen->epoch_ns = layout.epoch_ms * NS_PER_MS;
   gen->unit_ns = (int64_t)layout.unit_ms * NS_PER_MS;
   gen->used_bits = layout.seq_bits + 1u;
-  gen->node_shift = 63;
-  for (int i = 0; i < layout.nfields; i++)
-    if (layout.fields[i].kind == IDGEN_FIELD_NODE &&
-        layout.fields[i].shift < gen->node_shift)
-      gen->node_shift = layout.fields[i].shift;
   atomic_init(&gen->state, 0);
   atomic_init(&gen->arm_seq, 0);
   atomic_init(&gen->worker, 0);
@@ -335,7 +329,7 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
 }
 
 static inline uint64_t compose(const idgen_gen *gen, const reservation *r, uint64_t seq) {
-  return r->ticks << gen->layout.time_shift | r->worker << gen->node_shift |
+  return r->ticks << gen->layout.time_shift | r->worker << gen->layout.node_shift |
          seq << gen->layout.seq_shift;
 }
 
@@ -362,35 +356,40 @@ int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n) {
   return (int64_t)done;
 }
 
+/* Enters the arm seqlock (its word odd: every reservation under way retries); returns
+ * the even value it left, to hand to arm_end. */
+static uint64_t arm_begin(idgen_gen *gen) {
+  uint64_t seq = atomic_load(&gen->arm_seq);
+  for (;;) {
+    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
+      return seq;
+    seq = atomic_load(&gen->arm_seq);
+  }
+}
+
+static void arm_end(idgen_gen *gen, uint64_t seq) {
+  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+}
+
 int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms, int64_t cap_ms,
                   int64_t deadline_ns) {
   if (worker > idgen_layout_max_worker(&gen->layout))
     return IDGEN_ERANGE;
-  uint64_t seq = atomic_load(&gen->arm_seq);
-  for (;;) {
-    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
-      break;
-    seq = atomic_load(&gen->arm_seq);
-  }
+  uint64_t seq = arm_begin(gen);
   atomic_store(&gen->worker, worker);
   atomic_store(&gen->cap_ms, cap_ms);
   atomic_store(&gen->cap_ticks, cap_to_ticks(gen, cap_ms));
   atomic_store(&gen->deadline_ns, deadline_ns);
   raise_floor(gen, floor_ms);
   atomic_store(&gen->refusal, 0);
-  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+  arm_end(gen, seq);
   return 0;
 }
 
 void idgen_gen_disarm(idgen_gen *gen) {
-  uint64_t seq = atomic_load(&gen->arm_seq);
-  for (;;) {
-    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
-      break;
-    seq = atomic_load(&gen->arm_seq);
-  }
+  uint64_t seq = arm_begin(gen);
   atomic_store(&gen->refusal, IDGEN_ENOTARMED);
-  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+  arm_end(gen, seq);
 }
 
 void idgen_gen_set_cap(idgen_gen *gen, int64_t cap_ms) {

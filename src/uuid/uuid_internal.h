@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "core/core_internal.h"
 #include "idgen/uuid.h"
 
 /* Registers (once per process) the pthread_atfork child handler that bumps the fork
