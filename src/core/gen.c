@@ -19,7 +19,8 @@ struct idgen_gen {
   /* Read by every call, written only by the lease: its own cache line. */
   _Alignas(CACHE_LINE) _Atomic uint64_t arm_seq; /* seqlock: odd while re-arming */
   _Atomic uint64_t worker;
-  _Atomic int refusal; /* 0, or the sticky IDGEN_ENOTARMED / ELEASE / ECAP */
+  _Atomic int refusal; /* 0, or the sticky IDGEN_ENOTARMED / ELEASE / ECAP / EFORKED */
+  _Atomic uint64_t fork_gen; /* the process's fork generation when last armed */
   _Atomic uint64_t cap_ticks;
   _Atomic int64_t cap_ms;
   _Atomic int64_t deadline_ns;
@@ -38,7 +39,8 @@ struct idgen_gen {
   /* Counters, apart from the hot words. */
   _Alignas(CACHE_LINE) _Atomic uint64_t issued_closed; /* IDs of runs already closed */
   _Atomic uint64_t seq_waits, clock_back, clock_back_waited, clock_back_logical,
-      clock_back_failed, cap_waits, refused_lease, refused_cap, refused_unarmed;
+      clock_back_failed, cap_waits, refused_lease, refused_cap, refused_unarmed,
+      refused_forked;
 };
 
 int idgen_policy_parse(const char *name, idgen_policy *out) {
@@ -160,10 +162,12 @@ int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
   gen->epoch_ns = layout.epoch_ms * NS_PER_MS;
   gen->unit_ns = (int64_t)layout.unit_ms * NS_PER_MS;
   gen->used_bits = layout.seq_bits + 1u;
+  idgen__fork_watch();
   atomic_init(&gen->state, 0);
   atomic_init(&gen->arm_seq, 0);
   atomic_init(&gen->worker, 0);
   atomic_init(&gen->refusal, IDGEN_ENOTARMED);
+  atomic_init(&gen->fork_gen, idgen__fork_generation());
   atomic_init(&gen->cap_ticks, 0);
   atomic_init(&gen->cap_ms, 0);
   atomic_init(&gen->deadline_ns, 0);
@@ -193,6 +197,8 @@ static void count_refusal(idgen_gen *gen, int err) {
     atomic_fetch_add_explicit(&gen->refused_cap, 1, memory_order_relaxed);
   else if (err == IDGEN_ENOTARMED)
     atomic_fetch_add_explicit(&gen->refused_unarmed, 1, memory_order_relaxed);
+  else if (err == IDGEN_EFORKED)
+    atomic_fetch_add_explicit(&gen->refused_forked, 1, memory_order_relaxed);
 }
 
 /* Waits at the cap for the lease to raise it; on time out the refusal sticks. */
@@ -229,6 +235,14 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
     if (refusal) {
       count_refusal(gen, refusal);
       return refusal;
+    }
+    /* A forked child shares the parent's worker, cap and state: both would issue the
+     * same IDs. It refuses until armed in the child (one load, no system call). */
+    if (atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
+        idgen__fork_generation()) {
+      int err = refuse(gen, IDGEN_EFORKED);
+      count_refusal(gen, err);
+      return err;
     }
     uint64_t worker = atomic_load_explicit(&gen->worker, memory_order_relaxed);
     uint64_t cap = atomic_load_explicit(&gen->cap_ticks, memory_order_relaxed);
@@ -380,6 +394,7 @@ int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms, int64_t cap
   atomic_store(&gen->cap_ms, cap_ms);
   atomic_store(&gen->cap_ticks, cap_to_ticks(gen, cap_ms));
   atomic_store(&gen->deadline_ns, deadline_ns);
+  atomic_store(&gen->fork_gen, idgen__fork_generation());
   raise_floor(gen, floor_ms);
   atomic_store(&gen->refusal, 0);
   arm_end(gen, seq);
@@ -441,8 +456,11 @@ void idgen_gen_stats_get(const idgen_gen *cgen, idgen_gen_stats *out) {
   s.refused_lease = atomic_load(&gen->refused_lease);
   s.refused_cap = atomic_load(&gen->refused_cap);
   s.refused_unarmed = atomic_load(&gen->refused_unarmed);
+  s.refused_forked = atomic_load(&gen->refused_forked);
   s.worker = atomic_load(&gen->worker);
   s.refusal = atomic_load(&gen->refusal);
+  if (s.refusal == 0 && atomic_load(&gen->fork_gen) != idgen__fork_generation())
+    s.refusal = IDGEN_EFORKED; /* what the next call will say */
   s.armed = s.refusal == 0;
   s.cap_ms = atomic_load(&gen->cap_ms);
   s.deadline_ns = atomic_load(&gen->deadline_ns);
