@@ -214,6 +214,19 @@ IDGEN_API int idgen_ntp_synced(int64_t *maxerror_us);
 
 typedef struct idgen_keeper idgen_keeper;
 
+/* Where the keeper is. held is the only ready state. */
+typedef enum idgen_keeper_state {
+  IDGEN_KEEPER_ACQUIRING = 0,   /* winning a worker ID (again) */
+  IDGEN_KEEPER_WAITING_HWM = 1, /* ID won; waiting for the clock to pass its HWM */
+  IDGEN_KEEPER_HELD = 2,        /* the generator is armed with the ID */
+  IDGEN_KEEPER_LOST = 3,        /* deadline passed: proving the lease still holds */
+  IDGEN_KEEPER_STOPPED = 4,     /* idgen_keeper_stop returned: the ID is released */
+} idgen_keeper_state;
+
+/* "acquiring", "waiting-hwm", "held", "lost", "stopped" (for logs, /v1/info, metrics);
+ * "unknown" for any other value. A static string. */
+IDGEN_API const char *idgen_keeper_state_name(idgen_keeper_state state);
+
 typedef struct idgen_keeper_config {
   idgen_lease *lease;      /* required; not owned: free it after idgen_keeper_free */
   idgen_gen *gen;          /* required; not owned */
@@ -257,12 +270,11 @@ typedef struct idgen_keeper_stats {
   int64_t worker;            /* current worker ID, -1 if none */
   int64_t hwm_ms;            /* last HWM written (the cap) */
   int64_t floor_ms;          /* HWM read when the ID was won */
-  const char *state;         /* see idgen_keeper_state */
+  idgen_keeper_state state;  /* as idgen_keeper_state_get */
 } idgen_keeper_stats;
 
-/* "starting", "waiting-hwm", "held", "lost", "acquiring", "stopped": "held" is the only
- * ready state. A static string; thread-safe. */
-IDGEN_API const char *idgen_keeper_state(const idgen_keeper *keeper);
+/* The keeper's state now. Thread-safe. */
+IDGEN_API idgen_keeper_state idgen_keeper_state_get(const idgen_keeper *keeper);
 IDGEN_API void idgen_keeper_stats_get(const idgen_keeper *keeper, idgen_keeper_stats *out);
 /* The last error the keeper met, one line ("" if none). Thread-safe. */
 IDGEN_API void idgen_keeper_last_error(idgen_keeper *keeper, char *out, size_t outlen);

@@ -11,11 +11,14 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
-enum { ST_STARTING, ST_WAITING_HWM, ST_HELD, ST_LOST, ST_ACQUIRING, ST_STOPPED };
-static const char *const state_names[] = {"starting", "waiting-hwm", "held",
-                                          "lost",     "acquiring",   "stopped"};
+static const char *const state_names[] = {[IDGEN_KEEPER_ACQUIRING] = "acquiring",
+                                          [IDGEN_KEEPER_WAITING_HWM] = "waiting-hwm",
+                                          [IDGEN_KEEPER_HELD] = "held",
+                                          [IDGEN_KEEPER_LOST] = "lost",
+                                          [IDGEN_KEEPER_STOPPED] = "stopped"};
 
 struct idgen_keeper {
   idgen_keeper_config cfg;
@@ -25,7 +28,7 @@ struct idgen_keeper {
   int thread_started;
   int wake_fd;
   atomic_int stop;
-  atomic_int state;
+  _Atomic idgen_keeper_state state;
   atomic_uint_fast64_t renewals, renewal_failures, lease_lost, hwm_writes, acquisitions;
   _Atomic int64_t worker, hwm_ms, floor_ms;
   pthread_mutex_t mu; /* guards err and the stop sequence */
@@ -41,7 +44,7 @@ static int64_t now_ns(idgen_keeper *k) {
   return idgen_gen_now_ns(k->gen);
 }
 static int64_t ms_of(int64_t ns) {
-  return ns / 1000000;
+  return ns / NS_PER_MS;
 }
 
 static void set_error(idgen_keeper *k, int rc) {
@@ -55,19 +58,19 @@ static void set_error(idgen_keeper *k, int rc) {
 static void nap(idgen_keeper *k, int64_t ns) {
   if (ns <= 0)
     return;
-  int ms = ns / 1000000 > 60000 ? 60000 : (int)(ns / 1000000) + 1;
+  int ms = ns / NS_PER_MS > 60000 ? 60000 : (int)(ns / NS_PER_MS) + 1;
   struct pollfd p = {.fd = k->wake_fd, .events = POLLIN};
   poll(&p, 1, ms);
 }
 
 static int64_t ttl_ns(const idgen_keeper *k) {
-  return k->grant.ttl_ms * 1000000;
+  return k->grant.ttl_ms * NS_PER_MS;
 }
 
 static int64_t deadline_of(const idgen_keeper *k) {
   if (k->grant.ttl_ms <= 0)
     return IDGEN_NO_DEADLINE;
-  return k->last_ok_ns + ttl_ns(k) - k->cfg.margin_ms * 1000000;
+  return k->last_ok_ns + ttl_ns(k) - k->cfg.margin_ms * NS_PER_MS;
 }
 
 static int do_keepalive(idgen_keeper *k) {
@@ -104,10 +107,24 @@ static int do_hwm(idgen_keeper *k, int64_t *cap_out) {
   return rc;
 }
 
-static void lose(idgen_keeper *k) {
+/* The lease is gone or may be: stop issuing, count it, and go on to `next` (acquiring
+ * when the provider said the ID is gone; lost when only the deadline passed). */
+static void lose(idgen_keeper *k, idgen_keeper_state next) {
   idgen_gen_disarm(k->gen);
   atomic_fetch_add(&k->lease_lost, 1);
-  atomic_store(&k->state, ST_ACQUIRING);
+  atomic_store(&k->state, next);
+}
+
+/* Sends the keepalive if one is due: 0 when sent and answered, KEEPALIVE_NOT_DUE, or the
+ * provider's error; on IDGEN_ELEASE the lease is lost and the state moved on. */
+enum { KEEPALIVE_NOT_DUE = 1 };
+static int keepalive_if_due(idgen_keeper *k) {
+  if (k->grant.ttl_ms <= 0 || now_ns(k) < k->next_ka_ns)
+    return KEEPALIVE_NOT_DUE;
+  int rc = do_keepalive(k);
+  if (rc == IDGEN_ELEASE)
+    lose(k, IDGEN_KEEPER_ACQUIRING);
+  return rc;
 }
 
 /* After a won ID: refuse a HWM too far ahead of our clock. */
@@ -140,144 +157,136 @@ static int acquire(idgen_keeper *k) {
   atomic_store(&k->worker, (int64_t)g.worker);
   atomic_store(&k->floor_ms, g.hwm_ms);
   atomic_store(&k->hwm_ms, g.hwm_ms);
-  atomic_store(&k->state, ST_WAITING_HWM);
+  atomic_store(&k->state, IDGEN_KEEPER_WAITING_HWM);
   return 0;
 }
 
-static void step(idgen_keeper *k) {
-  int64_t retry_ns = k->cfg.retry_ms * 1000000;
-  int64_t interval_ns = k->cfg.hwm_interval_ms * 1000000;
+static void step_acquiring(idgen_keeper *k) {
+  int rc = acquire(k);
+  if (rc) {
+    set_error(k, rc);
+    nap(k, k->cfg.retry_ms * NS_PER_MS);
+  }
+}
+
+/* An ID is won: keep it alive until the clock is past its HWM, then write the first cap
+ * and arm the generator. */
+static void step_waiting_hwm(idgen_keeper *k) {
+  int64_t retry_ns = k->cfg.retry_ms * NS_PER_MS;
+  if (keepalive_if_due(k) == IDGEN_ELEASE)
+    return;
+  if (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k)) {
+    lose(k, IDGEN_KEEPER_ACQUIRING); /* cannot even keep it while waiting */
+    return;
+  }
+  int64_t wait_ns = (k->grant.hwm_ms + 1) * NS_PER_MS - now_ns(k);
+  if (wait_ns > 0) {
+    int64_t to_ka = k->grant.ttl_ms > 0 ? k->next_ka_ns - now_ns(k) : wait_ns;
+    nap(k, wait_ns < to_ka ? wait_ns : to_ka);
+    return;
+  }
   int64_t cap;
-  switch (atomic_load(&k->state)) {
-  case ST_ACQUIRING: {
-    int rc = acquire(k);
-    if (rc) {
-      set_error(k, rc);
-      nap(k, retry_ns);
-    }
+  int rc = do_hwm(k, &cap);
+  if (rc == IDGEN_ELEASE) {
+    lose(k, IDGEN_KEEPER_ACQUIRING);
     return;
   }
-  case ST_WAITING_HWM: {
-    int64_t t = now_ns(k);
-    if (k->grant.ttl_ms > 0 && t >= k->next_ka_ns) {
-      int rc = do_keepalive(k);
-      if (rc == IDGEN_ELEASE) {
-        lose(k);
-        return;
-      }
-    }
-    if (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k)) {
-      lose(k); /* cannot even keep it while waiting */
-      return;
-    }
-    int64_t wait_ns = (k->grant.hwm_ms + 1) * 1000000 - now_ns(k);
-    if (wait_ns > 0) {
-      int64_t to_ka = k->grant.ttl_ms > 0 ? k->next_ka_ns - now_ns(k) : wait_ns;
-      nap(k, wait_ns < to_ka ? wait_ns : to_ka);
-      return;
-    }
-    int rc = do_hwm(k, &cap);
-    if (rc == IDGEN_ELEASE) {
-      lose(k);
-      return;
-    }
-    if (rc) {
-      nap(k, retry_ns / 4);
-      return;
-    }
-    rc = idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k));
-    if (rc) {
-      idgen__why(k->lease, rc, "generator refused worker ID %llu: %s",
-                 (unsigned long long)k->grant.worker, idgen_strerror(rc));
-      set_error(k, rc);
-      idgen_lease_release(k->lease, 0);
-      atomic_store(&k->state, ST_ACQUIRING);
-      nap(k, retry_ns);
-      return;
-    }
-    k->next_hwm_ns = now_ns(k) + interval_ns;
-    atomic_store(&k->state, ST_HELD);
-    return;
-  }
-  case ST_HELD: {
-    int64_t t = now_ns(k);
-    if (k->grant.ttl_ms > 0 && t >= k->next_ka_ns) {
-      int rc = do_keepalive(k);
-      if (rc == IDGEN_ELEASE) {
-        lose(k);
-        return;
-      }
-      if (rc == 0)
-        idgen_gen_set_deadline(k->gen, deadline_of(k));
-    }
-    /* The generator stops by itself at the deadline, and stays stopped even when a
-     * keepalive that stalled past it succeeds later (a late deadline no longer reaches
-     * it). Either way, find out whether the lease is gone or etcd was only unreachable,
-     * and re-arm if it is still ours. */
-    idgen_gen_stats gs;
-    idgen_gen_stats_get(k->gen, &gs);
-    if (gs.refusal == IDGEN_ELEASE ||
-        (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k))) {
-      idgen_gen_disarm(k->gen);
-      atomic_fetch_add(&k->lease_lost, 1);
-      atomic_store(&k->state, ST_LOST);
-      return;
-    }
-    if (now_ns(k) >= k->next_hwm_ns) {
-      int rc = do_hwm(k, &cap);
-      if (rc == IDGEN_ELEASE) {
-        lose(k);
-        return;
-      }
-      if (rc == 0)
-        idgen_gen_set_cap(k->gen, cap);
-      k->next_hwm_ns += interval_ns;
-      if (k->next_hwm_ns < now_ns(k))
-        k->next_hwm_ns = now_ns(k) + interval_ns;
-    }
-    int64_t next = k->next_hwm_ns;
-    if (k->grant.ttl_ms > 0) {
-      if (k->next_ka_ns < next)
-        next = k->next_ka_ns;
-      if (deadline_of(k) < next)
-        next = deadline_of(k);
-    }
-    nap(k, next - now_ns(k));
-    return;
-  }
-  case ST_LOST: {
-    /* Still ours? A keepalive and a fenced HWM write prove it; then arm again. */
-    int rc = do_keepalive(k);
-    if (rc == IDGEN_ELEASE) {
-      atomic_store(&k->state, ST_ACQUIRING);
-      return;
-    }
-    if (rc == 0) {
-      rc = do_hwm(k, &cap);
-      if (rc == IDGEN_ELEASE) {
-        atomic_store(&k->state, ST_ACQUIRING);
-        return;
-      }
-      if (rc == 0 && now_ns(k) < deadline_of(k) &&
-          idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k)) ==
-              0) {
-        k->next_hwm_ns = now_ns(k) + interval_ns;
-        atomic_store(&k->state, ST_HELD);
-        return;
-      }
-    }
+  if (rc) {
     nap(k, retry_ns / 4);
     return;
   }
-  default:
+  rc = idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k));
+  if (rc) {
+    idgen__why(k->lease, rc, "generator refused worker ID %llu: %s",
+               (unsigned long long)k->grant.worker, idgen_strerror(rc));
+    set_error(k, rc);
+    idgen_lease_release(k->lease, 0);
+    atomic_store(&k->state, IDGEN_KEEPER_ACQUIRING);
     nap(k, retry_ns);
+    return;
   }
+  k->next_hwm_ns = now_ns(k) + k->cfg.hwm_interval_ms * NS_PER_MS;
+  atomic_store(&k->state, IDGEN_KEEPER_HELD);
 }
+
+/* Armed: keepalives move the deadline on, HWM writes raise the cap. */
+static void step_held(idgen_keeper *k) {
+  int64_t interval_ns = k->cfg.hwm_interval_ms * NS_PER_MS;
+  int rc = keepalive_if_due(k);
+  if (rc == IDGEN_ELEASE)
+    return;
+  if (rc == 0)
+    idgen_gen_set_deadline(k->gen, deadline_of(k));
+  /* The generator stops by itself at the deadline, and stays stopped even when a
+   * keepalive that stalled past it succeeds later (a late deadline no longer reaches
+   * it). Either way, find out whether the lease is gone or etcd was only unreachable,
+   * and re-arm if it is still ours. */
+  idgen_gen_stats gs;
+  idgen_gen_stats_get(k->gen, &gs);
+  if (gs.refusal == IDGEN_ELEASE || (k->grant.ttl_ms > 0 && now_ns(k) >= deadline_of(k))) {
+    lose(k, IDGEN_KEEPER_LOST);
+    return;
+  }
+  if (now_ns(k) >= k->next_hwm_ns) {
+    int64_t cap;
+    rc = do_hwm(k, &cap);
+    if (rc == IDGEN_ELEASE) {
+      lose(k, IDGEN_KEEPER_ACQUIRING);
+      return;
+    }
+    if (rc == 0)
+      idgen_gen_set_cap(k->gen, cap);
+    k->next_hwm_ns += interval_ns;
+    if (k->next_hwm_ns < now_ns(k))
+      k->next_hwm_ns = now_ns(k) + interval_ns;
+  }
+  int64_t next = k->next_hwm_ns;
+  if (k->grant.ttl_ms > 0) {
+    if (k->next_ka_ns < next)
+      next = k->next_ka_ns;
+    if (deadline_of(k) < next)
+      next = deadline_of(k);
+  }
+  nap(k, next - now_ns(k));
+}
+
+/* The deadline passed (the generator refuses): still ours? A keepalive and a fenced
+ * HWM write prove it; then arm again. */
+static void step_lost(idgen_keeper *k) {
+  int64_t cap;
+  int rc = do_keepalive(k);
+  if (rc == IDGEN_ELEASE) {
+    atomic_store(&k->state, IDGEN_KEEPER_ACQUIRING);
+    return;
+  }
+  if (rc == 0) {
+    rc = do_hwm(k, &cap);
+    if (rc == IDGEN_ELEASE) {
+      atomic_store(&k->state, IDGEN_KEEPER_ACQUIRING);
+      return;
+    }
+    if (rc == 0 && now_ns(k) < deadline_of(k) &&
+        idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k)) == 0) {
+      k->next_hwm_ns = now_ns(k) + k->cfg.hwm_interval_ms * NS_PER_MS;
+      atomic_store(&k->state, IDGEN_KEEPER_HELD);
+      return;
+    }
+  }
+  nap(k, k->cfg.retry_ms * NS_PER_MS / 4);
+}
+
+/* One function per state; the thread ends before the state becomes stopped. */
+static void (*const steps[])(idgen_keeper *) = {
+    [IDGEN_KEEPER_ACQUIRING] = step_acquiring,
+    [IDGEN_KEEPER_WAITING_HWM] = step_waiting_hwm,
+    [IDGEN_KEEPER_HELD] = step_held,
+    [IDGEN_KEEPER_LOST] = step_lost,
+};
 
 static void *run(void *arg) {
   idgen_keeper *k = arg;
   while (!atomic_load(&k->stop))
-    step(k);
+    steps[atomic_load(&k->state)](k);
   return NULL;
 }
 
@@ -335,10 +344,10 @@ fail_eventfd:
 
 int idgen_keeper_wait_ready(idgen_keeper *k, int64_t timeout_ms) {
   for (int64_t waited = 0;; waited += 10) {
-    int st = atomic_load(&k->state);
-    if (st == ST_HELD)
+    idgen_keeper_state st = atomic_load(&k->state);
+    if (st == IDGEN_KEEPER_HELD)
       return 0;
-    if (st == ST_STOPPED || waited >= timeout_ms)
+    if (st == IDGEN_KEEPER_STOPPED || waited >= timeout_ms)
       return IDGEN_ETIMEDOUT;
     struct timespec ts = {0, 10 * 1000000};
     nanosleep(&ts, NULL);
@@ -361,7 +370,7 @@ int idgen_keeper_stop(idgen_keeper *k) {
   }
   if (k->thread_started)
     pthread_join(k->thread, NULL);
-  int held = atomic_load(&k->state) == ST_HELD;
+  int held = atomic_load(&k->state) == IDGEN_KEEPER_HELD;
   int64_t final = 0;
   if (held) {
     /* Everything issued under this ID is at or below last_ms; if nothing was, the
@@ -376,7 +385,7 @@ int idgen_keeper_stop(idgen_keeper *k) {
   if (held && rc == 0)
     atomic_store(&k->hwm_ms, final);
   atomic_store(&k->worker, -1);
-  atomic_store(&k->state, ST_STOPPED);
+  atomic_store(&k->state, IDGEN_KEEPER_STOPPED);
   return rc;
 }
 
@@ -389,9 +398,14 @@ void idgen_keeper_free(idgen_keeper *k) {
   free(k);
 }
 
-const char *idgen_keeper_state(const idgen_keeper *k) {
-  int st = atomic_load(&((idgen_keeper *)k)->state);
-  return state_names[st];
+idgen_keeper_state idgen_keeper_state_get(const idgen_keeper *k) {
+  return atomic_load(&((idgen_keeper *)k)->state);
+}
+
+const char *idgen_keeper_state_name(idgen_keeper_state state) {
+  if ((unsigned)state < sizeof state_names / sizeof state_names[0])
+    return state_names[state];
+  return "unknown";
 }
 
 void idgen_keeper_stats_get(const idgen_keeper *ck, idgen_keeper_stats *out) {
@@ -408,7 +422,7 @@ void idgen_keeper_stats_get(const idgen_keeper *ck, idgen_keeper_stats *out) {
   out->worker = atomic_load(&k->worker);
   out->hwm_ms = atomic_load(&k->hwm_ms);
   out->floor_ms = atomic_load(&k->floor_ms);
-  out->state = idgen_keeper_state(k);
+  out->state = idgen_keeper_state_get(k);
 }
 
 void idgen_keeper_last_error(idgen_keeper *k, char *out, size_t outlen) {

@@ -274,19 +274,19 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   }
 
   /* The main thread waits for signals and logs the lease keeper's changes of state. */
-  const char *last_state = "";
+  int last_state = -1; /* no state yet */
   int64_t last_worker = -2;
   char last_error[256] = "";
   for (;;) {
-    const char *state = idgen__svc_lease_state(svc);
+    idgen_keeper_state state = idgen__svc_lease_state(svc);
     int64_t wid = idgen__svc_worker(svc);
-    if (strcmp(state, last_state) != 0 || wid != last_worker) {
+    if ((int)state != last_state || wid != last_worker) {
       const char *reason = "";
       int ready = idgen__svc_ready(svc, &reason);
-      idgen__log(strcmp(state, "lost") ? "info" : "error", "lease",
-                 "state=%s worker_id=%lld ready=%d%s%s", state, (long long)wid, ready,
-                 ready ? "" : " reason=", ready ? "" : reason);
-      last_state = state;
+      idgen__log(state == IDGEN_KEEPER_LOST ? "error" : "info", "lease",
+                 "state=%s worker_id=%lld ready=%d%s%s", idgen_keeper_state_name(state),
+                 (long long)wid, ready, ready ? "" : " reason=", ready ? "" : reason);
+      last_state = (int)state;
       last_worker = wid;
     }
     char lease_err[256];

@@ -115,20 +115,21 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
 
-  const char *last_state = "";
+  int last_state = -1;
   int last_err = 0;
   int64_t started = 0; /* --duration-ms counts from the first "held" */
   while (!stop_flag) {
     if (duration_ms && started && idgen_monotonic_ns() - started > duration_ms * 1000000)
       break;
-    const char *state = idgen_keeper_state(keeper);
-    if (!started && !strcmp(state, "held"))
+    idgen_keeper_state state = idgen_keeper_state_get(keeper);
+    if (!started && state == IDGEN_KEEPER_HELD)
       started = idgen_monotonic_ns();
-    if (strcmp(state, last_state)) {
+    if ((int)state != last_state) {
       idgen_keeper_stats_get(keeper, &st);
-      fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n", state,
-              (long long)st.worker, (long long)st.floor_ms, (long long)st.hwm_ms);
-      last_state = state;
+      fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n",
+              idgen_keeper_state_name(state), (long long)st.worker, (long long)st.floor_ms,
+              (long long)st.hwm_ms);
+      last_state = (int)state;
     }
     uint64_t id;
     rc = idgen_gen_next(gen, &id);

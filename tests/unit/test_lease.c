@@ -259,10 +259,10 @@ static void test_keeper_arms_and_releases(void **state) {
   idgen_keeper *k = NULL;
   assert_int_equal(idgen_keeper_new(&k, &kc), 0);
   assert_int_equal(idgen_keeper_wait_ready(k, 50), IDGEN_ETIMEDOUT); /* clock not past */
-  assert_string_equal(idgen_keeper_state(k), "waiting-hwm");
+  assert_int_equal(idgen_keeper_state_get(k), IDGEN_KEEPER_WAITING_HWM);
   idgen_clock_fake_advance(&clock, 10 * MS);
   assert_int_equal(idgen_keeper_wait_ready(k, 10000), 0);
-  assert_string_equal(idgen_keeper_state(k), "held");
+  assert_int_equal(idgen_keeper_state_get(k), IDGEN_KEEPER_HELD);
   assert_int_equal(idgen_gen_next(gen, &id), 0);
   idgen_parts p;
   assert_int_equal(idgen_decompose(idgen_gen_layout(gen), id, &p), 0);
@@ -276,7 +276,7 @@ static void test_keeper_arms_and_releases(void **state) {
   assert_true(st.hwm_ms == T0_MS + 10 + 3000);
   assert_int_equal(idgen_keeper_stop(k), 0);
   assert_int_equal(idgen_gen_next(gen, &id), IDGEN_ENOTARMED);
-  assert_string_equal(idgen_keeper_state(k), "stopped");
+  assert_int_equal(idgen_keeper_state_get(k), IDGEN_KEEPER_STOPPED);
   idgen_keeper_free(k);
   idgen_lease_free(l);
 
