@@ -88,7 +88,9 @@ IDGEN_API int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n);
  * issued entirely within one armed period. Thread-safe. */
 IDGEN_API int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms,
                             int64_t cap_ms, int64_t deadline_ns);
-/* Stops issuing (IDGEN_ENOTARMED) until armed again. Thread-safe. */
+/* Stops issuing (IDGEN_ENOTARMED) until armed again. When it returns, no call that has
+ * not yet returned an ID will return one, and idgen_gen_last_ms called after it covers
+ * every ID returned: a final HWM can be read then. Thread-safe. */
 IDGEN_API void idgen_gen_disarm(idgen_gen *gen);
 /* Raises the cap (never lowers it) and clears a sticky IDGEN_ECAP. Thread-safe. */
 IDGEN_API void idgen_gen_set_cap(idgen_gen *gen, int64_t cap_ms);

@@ -254,8 +254,11 @@ IDGEN_API int idgen_keeper_new(idgen_keeper **out, const idgen_keeper_config *co
  * IDGEN_ETIMEDOUT otherwise. Thread-safe. */
 IDGEN_API int idgen_keeper_wait_ready(idgen_keeper *keeper, int64_t timeout_ms);
 
-/* Graceful end: disarms the generator, stops the thread, writes the final HWM (the
- * last ms issued) and releases the ID at once. Idempotent. */
+/* Graceful end: disarms the generator, stops the thread, disarms the generator for
+ * good (a step under way may have armed it again), then writes the final HWM (the
+ * last ms issued, read after that) and releases the ID at once. Once it returns the
+ * generator refuses (IDGEN_ENOTARMED) until another keeper arms it, whatever step was
+ * in flight, and the HWM left is at or above every timestamp issued. Idempotent. */
 IDGEN_API int idgen_keeper_stop(idgen_keeper *keeper);
 /* Stops (if not stopped) and frees; NULL is fine. */
 IDGEN_API void idgen_keeper_free(idgen_keeper *keeper);

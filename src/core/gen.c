@@ -323,14 +323,17 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
     if (count > want)
       count = want;
     uint64_t next = pack(gen, ticks, first + count);
+    /* seq_cst, with the re-check below: see idgen_gen_disarm. */
     if (!atomic_compare_exchange_weak_explicit(&gen->state, &state, next,
-                                               memory_order_acq_rel, memory_order_relaxed))
+                                               memory_order_seq_cst, memory_order_relaxed))
       continue;
     if (first == 0) /* a new run closed the old one */
       atomic_fetch_add_explicit(&gen->issued_closed, used, memory_order_relaxed);
-    /* The reservation counts only if no re-arm happened while it was made. */
+    /* The reservation counts only if no re-arm or disarm happened while it was made.
+     * The acquire fence orders the relaxed reads of worker and cap above before the
+     * re-check (a seqlock reader); the seq_cst load pairs with idgen_gen_disarm. */
     atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&gen->arm_seq, memory_order_relaxed) != arm)
+    if (atomic_load_explicit(&gen->arm_seq, memory_order_seq_cst) != arm)
       continue;
     if (behind_since >= 0 && gen->policy == IDGEN_POLICY_WAIT)
       atomic_fetch_add_explicit(&gen->clock_back_waited, 1, memory_order_relaxed);
@@ -401,6 +404,18 @@ int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms, int64_t cap
   return 0;
 }
 
+/* Once disarm returns, no reservation still under way returns an ID, and a read of the
+ * state after it (idgen_gen_last_ms, in this thread or one ordered after it) covers
+ * every ID returned: a final HWM read then is never below an issued timestamp.
+ * This is the store-buffering pattern: disarm writes arm_seq (arm_begin's CAS) and the
+ * caller then reads state; reserve writes state (its CAS) and then re-reads arm_seq.
+ * With acquire and release orders both reads may miss both writes (allowed on ARM and
+ * POWER): the caller would read a last_ms below an ID that reserve still returns. The
+ * four accesses are seq_cst, so they sit in one total order S consistent with program
+ * order: if reserve's CAS precedes the caller's read in S, the read sees it; otherwise
+ * arm_begin's CAS, before that read, precedes reserve's re-check, which then sees an
+ * arm_seq other than the one it started with and retries into the refusal. On x86 this
+ * costs nothing: the CAS is a locked instruction and a seq_cst load a plain one. */
 void idgen_gen_disarm(idgen_gen *gen) {
   uint64_t seq = arm_begin(gen);
   atomic_store(&gen->refusal, IDGEN_ENOTARMED);

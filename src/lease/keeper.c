@@ -107,6 +107,12 @@ static int do_hwm(idgen_keeper *k, int64_t *cap_out) {
   return rc;
 }
 
+/* Stop began: the thread arms nothing more. This keeps the stop prompt; what makes it
+ * final is idgen_keeper_stop's disarm after the thread ended. */
+static int stopping(idgen_keeper *k) {
+  return atomic_load(&k->stop);
+}
+
 /* The lease is gone or may be: stop issuing, count it, and go on to `next` (acquiring
  * when the provider said the ID is gone; lost when only the deadline passed). */
 static void lose(idgen_keeper *k, idgen_keeper_state next) {
@@ -195,6 +201,8 @@ static void step_waiting_hwm(idgen_keeper *k) {
     nap(k, retry_ns / 4);
     return;
   }
+  if (stopping(k))
+    return;
   rc = idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k));
   if (rc) {
     idgen__why(k->lease, rc, "generator refused worker ID %llu: %s",
@@ -265,7 +273,7 @@ static void step_lost(idgen_keeper *k) {
       atomic_store(&k->state, IDGEN_KEEPER_ACQUIRING);
       return;
     }
-    if (rc == 0 && now_ns(k) < deadline_of(k) &&
+    if (rc == 0 && now_ns(k) < deadline_of(k) && !stopping(k) &&
         idgen_gen_arm(k->gen, k->grant.worker, k->grant.hwm_ms, cap, deadline_of(k)) == 0) {
       k->next_hwm_ns = now_ns(k) + k->cfg.hwm_interval_ms * NS_PER_MS;
       atomic_store(&k->state, IDGEN_KEEPER_HELD);
@@ -362,14 +370,22 @@ int idgen_keeper_stop(idgen_keeper *k) {
   }
   k->stopped = 1;
   pthread_mutex_unlock(&k->mu);
-  idgen_gen_disarm(k->gen);
   atomic_store(&k->stop, 1);
+  idgen_gen_disarm(k->gen); /* stop issuing now, not after the step under way */
   uint64_t one = 1;
   if (write(k->wake_fd, &one, sizeof one) < 0) {
     /* the eventfd cannot be full here; the thread also sees the flag */
   }
   if (k->thread_started)
     pthread_join(k->thread, NULL);
+  /* The thread has ended, so nothing arms the generator any more. But a step that was
+   * under way when stop began (a HWM write, then an arm) may have armed it again after
+   * the disarm above, with a cap it had just persisted. Disarm it for good, and only
+   * then read last_ms: from this disarm on nothing issues, and last_ms read after it
+   * covers every ID returned (idgen_gen_disarm says why, on any memory model). So the
+   * final HWM is at or above every timestamp issued, and no generator is left armed
+   * above the HWM the next holder reads. */
+  idgen_gen_disarm(k->gen);
   int held = atomic_load(&k->state) == IDGEN_KEEPER_HELD;
   int64_t final = 0;
   if (held) {

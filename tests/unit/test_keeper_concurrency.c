@@ -1,8 +1,8 @@
 /* test_keeper_concurrency.c: the keeper, state by state, against the scripted provider
  * (tests/unit/fake_lease.h) with a TTL above 0, while a thread draws IDs: the deadline
  * reached, a keepalive that stalls past it, a lease lost and won again, a fenced write
- * refused. After every test no ID was issued above a HWM the provider stored. Runs under
- * TSan; asserts no timing. */
+ * refused, and idgen_keeper_stop arriving in each state. After every test no ID was
+ * issued above a HWM the provider stored. Runs under TSan; asserts no timing. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -62,10 +62,11 @@ static void *draw(void *arg) {
   return NULL;
 }
 
-/* A generator, the fake provider granting worker 1, and a keeper: HWM every 50 ms,
+/* A generator, the fake provider granting worker 1 (its store holding hwm_ms), and a
+ * keeper: HWM every 50 ms,
  * cap = now + 3 s (so that a stalled keeper meets its deadline before its cap), retries
  * every 50 ms. Does not start drawing. */
-static rig *rig_new(int64_t ttl_ms) {
+static rig *rig_new_hwm(int64_t ttl_ms, int64_t hwm_ms) {
   rig *r = calloc(1, sizeof *r);
   assert_non_null(r);
   idgen_clock_mono_init(&r->clock);
@@ -73,7 +74,7 @@ static rig *rig_new(int64_t ttl_ms) {
   idgen_gen_config_init(&gc, &r->clock.base);
   gc.armed = 0;
   assert_int_equal(idgen_gen_new(&r->gen, &gc), 0);
-  r->fake = fake_lease_new(1, 0, ttl_ms);
+  r->fake = fake_lease_new(1, hwm_ms, ttl_ms);
   assert_non_null(r->fake);
   idgen_keeper_config kc;
   memset(&kc, 0, sizeof kc);
@@ -84,6 +85,10 @@ static rig *rig_new(int64_t ttl_ms) {
   kc.retry_ms = 50;
   assert_int_equal(idgen_keeper_new(&r->keeper, &kc), 0);
   return r;
+}
+
+static rig *rig_new(int64_t ttl_ms) {
+  return rig_new_hwm(ttl_ms, 0);
 }
 
 static void start_drawing(rig *r) {
@@ -241,12 +246,191 @@ static void test_fenced_write_refused(void **state) {
   rig_free(r); /* checks no ID of worker 1 passed its highest stored HWM */
 }
 
+/* ---- idgen_keeper_stop in each state ------------------------------------------- */
+
+typedef struct stopper {
+  pthread_t thread;
+  idgen_keeper *keeper;
+  int rc;
+} stopper;
+
+static void *call_stop(void *arg) {
+  stopper *st = arg;
+  st->rc = idgen_keeper_stop(st->keeper);
+  return NULL;
+}
+
+/* The call of op now in flight is blocked (FAKE_BLOCK): stop the keeper from another
+ * thread, let the call return while stop waits for the keeper thread, and wait for
+ * stop to return. */
+static void stop_during_blocked_call(rig *r) {
+  stopper st = {.keeper = r->keeper};
+  assert_int_equal(pthread_create(&st.thread, NULL, call_stop, &st), 0);
+  sleep_ms(100); /* stop has disarmed the generator and waits for the thread */
+  fake_lease_unblock(r->fake);
+  pthread_join(st.thread, NULL);
+  assert_int_equal(st.rc, 0);
+}
+
+/* IDs that the stopped keeper's generator and a next holder of worker w (armed with the
+ * HWM the store holds now, as a new process would be) both issue, drawn in turns. */
+static uint64_t next_holder_duplicates(rig *r, uint64_t w) {
+  idgen_gen_config gc;
+  idgen_gen_config_init(&gc, &r->clock.base);
+  gc.worker = w;
+  gc.floor_ms = fake_lease_hwm(r->fake, w);
+  idgen_gen *next = NULL;
+  assert_int_equal(idgen_gen_new(&next, &gc), 0);
+  enum { N = 20000 };
+  uint64_t *old_ids = calloc(N, sizeof *old_ids), *new_ids = calloc(N, sizeof *new_ids);
+  size_t nold = 0, nnew = 0;
+  for (size_t i = 0; i < N; i++) {
+    if (idgen_gen_next(r->gen, &old_ids[nold]) == 0)
+      nold++;
+    if (idgen_gen_next(next, &new_ids[nnew]) == 0)
+      nnew++;
+  }
+  uint64_t dups = 0;
+  for (size_t i = 0, j = 0; i < nold && j < nnew;) /* both increase */
+    if (old_ids[i] < new_ids[j])
+      i++;
+    else if (old_ids[i] > new_ids[j])
+      j++;
+    else
+      dups++, i++, j++;
+  print_message("after stop: the stopped generator issued %zu, the next holder %zu, "
+                "both %llu\n",
+                nold, nnew, (unsigned long long)dups);
+  free(old_ids);
+  free(new_ids);
+  idgen_gen_free(next);
+  return dups;
+}
+
+/* What must hold once idgen_keeper_stop returned, whatever step was in flight: the
+ * generator refuses, nothing issued is above the HWM a next holder reads, and a next
+ * holder starting from it shares no ID with this generator. */
+static void assert_stopped(rig *r) {
+  stop_drawing(r);
+  assert_int_equal(idgen_keeper_state_get(r->keeper), IDGEN_KEEPER_STOPPED);
+  assert_int_equal(fake_lease_held(r->fake), 0);
+  uint64_t id;
+  for (int i = 0; i < 50; i++) { /* stays refused: no late arm */
+    assert_int_equal(idgen_gen_next(r->gen, &id), IDGEN_ENOTARMED);
+    sleep_ms(1);
+  }
+  for (uint64_t w = 0; w < WORKERS; w++) {
+    int64_t issued = atomic_load(&r->max_issued_ms[w]);
+    if (issued > fake_lease_hwm(r->fake, w))
+      fail_msg("worker %llu: issued %lld, but the HWM left is %lld", (unsigned long long)w,
+               (long long)issued, (long long)fake_lease_hwm(r->fake, w));
+  }
+  assert_int_equal(next_holder_duplicates(r, 1), 0);
+}
+
+static int64_t wall_ms(void) {
+  return idgen_wall_ns() / 1000000;
+}
+
+/* waiting-hwm, the first cap being written (the issue's case: a previous holder left a
+ * HWM; the write persists a cap above it and would arm after stop). */
+static void test_stop_while_first_cap_written(void **state) {
+  (void)state;
+  rig *r = rig_new_hwm(TTL_MS, wall_ms() - 1000);
+  fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  wait_calls(r, FAKE_WRITE_HWM, 1);
+  stop_during_blocked_call(r);
+  assert_stopped(r);
+  rig_free(r);
+}
+
+/* waiting-hwm, napping until the clock passes a HWM 10 s ahead: the HWM stays. */
+static void test_stop_while_waiting_for_hwm(void **state) {
+  (void)state;
+  int64_t hwm = wall_ms() + 10000;
+  rig *r = rig_new_hwm(TTL_MS, hwm);
+  assert_int_equal(idgen_keeper_state_get(r->keeper), IDGEN_KEEPER_WAITING_HWM);
+  assert_int_equal(idgen_keeper_stop(r->keeper), 0);
+  assert_stopped(r);
+  assert_true(fake_lease_hwm(r->fake, 1) == hwm);
+  rig_free(r);
+}
+
+/* held, a cap being raised. */
+static void test_stop_while_cap_raised(void **state) {
+  (void)state;
+  rig *r = rig_new(TTL_MS);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  start_drawing(r);
+  wait_gen(r, 0);
+  uint64_t n = fake_lease_calls(r->fake, FAKE_WRITE_HWM);
+  fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  wait_calls(r, FAKE_WRITE_HWM, n + 1);
+  stop_during_blocked_call(r);
+  assert_stopped(r);
+  rig_free(r);
+}
+
+/* held, a keepalive in flight. */
+static void test_stop_while_keepalive(void **state) {
+  (void)state;
+  rig *r = rig_new(TTL_MS);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  start_drawing(r);
+  wait_gen(r, 0);
+  uint64_t n = fake_lease_calls(r->fake, FAKE_KEEPALIVE);
+  fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  wait_calls(r, FAKE_KEEPALIVE, n + 1);
+  stop_during_blocked_call(r);
+  assert_stopped(r);
+  rig_free(r);
+}
+
+/* lost, the fenced write that proves the lease in flight (it would arm after stop). */
+static void test_stop_while_lost(void **state) {
+  (void)state;
+  rig *r = rig_new(TTL_MS);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  start_drawing(r);
+  wait_gen(r, 0);
+  fake_lease_set_default(r->fake, FAKE_KEEPALIVE, (fake_call){IDGEN_EUNAVAIL, 0, 0});
+  wait_state(r, IDGEN_KEEPER_LOST);
+  uint64_t n = fake_lease_calls(r->fake, FAKE_WRITE_HWM);
+  fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  fake_lease_set_default(r->fake, FAKE_KEEPALIVE, (fake_call){0, 0, 0});
+  wait_calls(r, FAKE_WRITE_HWM, n + 1);
+  stop_during_blocked_call(r);
+  assert_stopped(r);
+  rig_free(r);
+}
+
+/* acquiring, winning an ID again after the lease was gone. */
+static void test_stop_while_acquiring(void **state) {
+  (void)state;
+  rig *r = rig_new(TTL_MS);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  start_drawing(r);
+  wait_gen(r, 0);
+  fake_lease_script(r->fake, FAKE_ACQUIRE, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){IDGEN_ELEASE, 0, 0}, 1);
+  wait_calls(r, FAKE_ACQUIRE, 2);
+  stop_during_blocked_call(r);
+  assert_stopped(r);
+  rig_free(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_deadline_reached),
       cmocka_unit_test(test_stalled_keepalive_rearms),
       cmocka_unit_test(test_lost_then_reacquired),
       cmocka_unit_test(test_fenced_write_refused),
+      cmocka_unit_test(test_stop_while_first_cap_written),
+      cmocka_unit_test(test_stop_while_waiting_for_hwm),
+      cmocka_unit_test(test_stop_while_cap_raised),
+      cmocka_unit_test(test_stop_while_keepalive),
+      cmocka_unit_test(test_stop_while_lost),
+      cmocka_unit_test(test_stop_while_acquiring),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
