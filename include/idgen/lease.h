@@ -93,6 +93,13 @@ IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
 
 /* ---- Providers --------------------------------------------------------------------- */
 
+/* fork(): a provider opened before a fork belongs to the parent. In the child it
+ * refuses every call with IDGEN_EFORKED (its lock, etcd connection and lease are
+ * shared with the parent, and a child's HWM write or release would undo the parent's);
+ * idgen_lease_free in the child only drops the child's copies (and leaves an etcd
+ * handle's connections alone). A child that needs IDs opens a provider of its own:
+ * it wins a worker ID of its own. */
+
 typedef struct idgen_lease idgen_lease;
 
 /* What acquire hands back. */
@@ -211,6 +218,13 @@ static inline void idgen_lease_free(idgen_lease *l) {
 IDGEN_API int idgen_ntp_synced(int64_t *maxerror_us);
 
 /* ---- The keeper: a provider + a generator + a thread ------------------------------ */
+
+/* fork(): the keeper's thread does not exist in a child, and its lease is the
+ * parent's. In the child its generator refuses with IDGEN_EFORKED; idgen_keeper_stop
+ * and idgen_keeper_wait_ready return IDGEN_EFORKED at once and release nothing;
+ * idgen_keeper_free frees only the child's memory. To issue in the child: free the
+ * inherited keeper and provider, open a new provider, and start a new keeper on the
+ * generator (it arms it with the child's own worker ID). */
 
 typedef struct idgen_keeper idgen_keeper;
 

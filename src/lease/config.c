@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
 void idgen_lease_config_init(idgen_lease_config *c) {
@@ -373,18 +374,16 @@ int idgen_ntp_synced(int64_t *maxerror_us) {
 
 /* ---- shared helpers -------------------------------------------------------------- */
 
+int idgen__lease_forked(uint64_t fork_gen) {
+  return idgen__fork_generation() != fork_gen;
+}
+
 int idgen__why(idgen_lease *lease, int err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(lease->why, sizeof lease->why, fmt, ap);
   va_end(ap);
   return err;
-}
-
-int64_t idgen__wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void idgen__default_state_dir(char *out, size_t outlen) {

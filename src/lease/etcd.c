@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "lease/etcd_json.h"
+#include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
 typedef struct etcd_lease {
@@ -26,12 +27,22 @@ typedef struct etcd_lease {
   int64_t start_ms;
   int64_t lease_id; /* 0: none */
   int held;
+  uint64_t fork_gen; /* the fork generation when it was opened */
   uint64_t worker;
   /* the last reply */
   char *body;
   size_t len, cap;
   long status;
 } etcd_lease;
+
+/* A provider opened before a fork() belongs to the parent: its connections are shared
+ * with it (a request from the child would corrupt the parent's), and so is its lease. */
+static int refuse_in_child(etcd_lease *e) {
+  if (!idgen__lease_forked(e->fork_gen))
+    return 0;
+  return idgen__why(&e->base, IDGEN_EFORKED,
+                    "this provider was opened by the parent process: open a new one");
+}
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void) {
@@ -186,7 +197,7 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
     return rc;
   int64_t *clocks = calloc(nh ? nh : 1, sizeof *clocks);
   size_t nc = 0;
-  int64_t now = idgen__wall_ms();
+  int64_t now = idgen_wall_ns() / NS_PER_MS;
   for (size_t i = 0; clocks && i < nh; i++) {
     /* A peer's clock counts only from a record its current holder wrote: one older
      * than the worker key is a departed holder's, until the new one rewrites it. */
@@ -218,8 +229,11 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
 
 static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
   etcd_lease *e = (etcd_lease *)l;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   revoke(e); /* a lease from before a loss */
-  int rc = post_free(e, "/v3/lease/grant", idgen__etcd_grant_body(e->ttl_s));
+  rc = post_free(e, "/v3/lease/grant", idgen__etcd_grant_body(e->ttl_s));
   if (rc)
     return rc;
   if ((rc = reply_error(e, "lease grant")))
@@ -263,7 +277,7 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     }
     key_of(e, "workers", free_id, wkey, sizeof wkey);
     key_of(e, "hwm", free_id, hkey, sizeof hkey);
-    self.wall_ms = idgen__wall_ms();
+    self.wall_ms = idgen_wall_ns() / NS_PER_MS;
     if (idgen__record_format(&self, value, sizeof value) < 0) {
       rc = idgen__why(l, IDGEN_EBUFSIZE, "holder record too long");
       goto fail;
@@ -305,9 +319,12 @@ fail:
 
 static int etcd_keepalive(idgen_lease *l) {
   etcd_lease *e = (etcd_lease *)l;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   if (!e->held)
     return idgen__why(l, IDGEN_ELEASE, "no worker ID held");
-  int rc = post_free(e, "/v3/lease/keepalive", idgen__etcd_id_body(e->lease_id));
+  rc = post_free(e, "/v3/lease/keepalive", idgen__etcd_id_body(e->lease_id));
   if (rc)
     return rc;
   if ((rc = reply_error(e, "keepalive")))
@@ -325,7 +342,7 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
   idgen__record rec;
   idgen__record_self(&rec, e->host, e->start_ms);
   rec.hwm_ms = hwm_ms;
-  rec.wall_ms = idgen__wall_ms();
+  rec.wall_ms = idgen_wall_ns() / NS_PER_MS;
   char wkey[160], hkey[160], value[512];
   key_of(e, "workers", e->worker, wkey, sizeof wkey);
   key_of(e, "hwm", e->worker, hkey, sizeof hkey);
@@ -348,6 +365,9 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
 
 static int etcd_write_hwm(idgen_lease *l, int64_t hwm_ms) {
   etcd_lease *e = (etcd_lease *)l;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   if (!e->held)
     return idgen__why(l, IDGEN_ELEASE, "no worker ID held");
   return fenced_put(e, hwm_ms);
@@ -355,7 +375,9 @@ static int etcd_write_hwm(idgen_lease *l, int64_t hwm_ms) {
 
 static int etcd_release(idgen_lease *l, int64_t final_hwm_ms) {
   etcd_lease *e = (etcd_lease *)l;
-  int rc = 0;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   if (e->held && final_hwm_ms > 0)
     rc = fenced_put(e, final_hwm_ms);
   if (e->lease_id) {
@@ -377,7 +399,10 @@ static int etcd_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
   etcd_lease *e = (etcd_lease *)l;
   idgen__etcd_kv *ws = NULL, *hs = NULL;
   size_t nw = 0, nh = 0;
-  int rc = range_prefix(e, "workers", &ws, &nw);
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
+  rc = range_prefix(e, "workers", &ws, &nw);
   if (rc)
     return rc;
   if ((rc = range_prefix(e, "hwm", &hs, &nh))) {
@@ -437,7 +462,7 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
   etcd_lease *e = (etcd_lease *)l;
   idgen__etcd_kv *kvs = NULL;
   size_t n = 0;
-  if (range_prefix(e, "workers", &kvs, &n)) {
+  if (refuse_in_child(e) || range_prefix(e, "workers", &kvs, &n)) {
     snprintf(out, outlen, "etcd: namespace '%s': %s", e->ns, l->why);
     return;
   }
@@ -464,7 +489,9 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
 
 static void etcd_free(idgen_lease *l) {
   etcd_lease *e = (etcd_lease *)l;
-  if (e->curl)
+  /* In a forked child the handle's connections are the parent's: closing them could
+   * send on them (a TLS close_notify), so the child leaves the handle be. */
+  if (e->curl && !idgen__lease_forked(e->fork_gen))
     curl_easy_cleanup(e->curl);
   free(e->body);
   free(e);
@@ -481,6 +508,8 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   if (!e)
     return IDGEN_ENOMEM;
   e->base.vtable = &etcd_class;
+  idgen__fork_watch();
+  e->fork_gen = idgen__fork_generation();
   e->curl = curl_easy_init();
   if (!e->curl) {
     free(e);
@@ -499,7 +528,7 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   e->ttl_s = c->ttl_ms / 1000;
   e->max_skew_ms = c->max_skew_ms;
   snprintf(e->host, sizeof e->host, "%s", c->hostname);
-  e->start_ms = idgen__wall_ms();
+  e->start_ms = idgen_wall_ns() / NS_PER_MS;
   /* Is anyone there? A status call on each endpoint until one answers. */
   int rc = post(e, "/v3/maintenance/status", "{}");
   if (!rc && e->status != 200)

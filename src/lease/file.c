@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
 typedef struct file_lease {
@@ -19,22 +20,35 @@ typedef struct file_lease {
   int64_t start_ms;
   idgen__hwm_file f; /* f.fd >= 0 while held */
   uint64_t worker;
+  uint64_t fork_gen; /* the fork generation when it was opened */
 } file_lease;
 
 static void worker_path(const file_lease *fl, uint64_t w, char *out, size_t outlen) {
   snprintf(out, outlen, "%s/worker-%llu", fl->dir, (unsigned long long)w);
 }
 
+/* A provider opened before a fork() belongs to the parent: its lock is shared with it,
+ * and writing the HWM from the child would lower the parent's. */
+static int refuse_in_child(file_lease *fl) {
+  if (!idgen__lease_forked(fl->fork_gen))
+    return 0;
+  return idgen__why(&fl->base, IDGEN_EFORKED,
+                    "this provider was opened by the parent process: open a new one");
+}
+
 static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
   file_lease *fl = (file_lease *)l;
   char path[IDGEN_LEASE_PATH_MAX + 32];
+  int rc = refuse_in_child(fl);
+  if (rc)
+    return rc;
   if (fl->f.fd < 0) {
     uint64_t first = fl->fixed >= 0 ? (uint64_t)fl->fixed : 0;
     uint64_t last = fl->fixed >= 0 ? (uint64_t)fl->fixed : fl->max_worker;
     int won = 0;
     for (uint64_t w = first; w <= last; w++) {
       worker_path(fl, w, path, sizeof path);
-      int rc = idgen__hwm_file_lock(&fl->f, path);
+      rc = idgen__hwm_file_lock(&fl->f, path);
       if (rc == -EWOULDBLOCK)
         continue;
       if (rc)
@@ -56,7 +70,7 @@ static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
     }
   }
   idgen__record rec;
-  int rc = idgen__hwm_file_read(&fl->f, &rec);
+  rc = idgen__hwm_file_read(&fl->f, &rec);
   if (rc) {
     worker_path(fl, fl->worker, path, sizeof path);
     idgen__hwm_file_close(&fl->f);
@@ -74,18 +88,24 @@ static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
 
 static int file_keepalive(idgen_lease *l) {
   file_lease *fl = (file_lease *)l;
+  int rc = refuse_in_child(fl);
+  if (rc)
+    return rc;
   return fl->f.fd >= 0 ? 0 : idgen__why(l, IDGEN_ELEASE, "no worker ID held");
 }
 
 static int file_write_hwm(idgen_lease *l, int64_t hwm_ms) {
   file_lease *fl = (file_lease *)l;
+  int rc = refuse_in_child(fl);
+  if (rc)
+    return rc;
   if (fl->f.fd < 0)
     return idgen__why(l, IDGEN_ELEASE, "no worker ID held");
   idgen__record rec;
   idgen__record_self(&rec, fl->host, fl->start_ms);
   rec.hwm_ms = hwm_ms;
-  rec.wall_ms = idgen__wall_ms();
-  int rc = idgen__hwm_file_write(&fl->f, &rec);
+  rec.wall_ms = idgen_wall_ns() / NS_PER_MS;
+  rc = idgen__hwm_file_write(&fl->f, &rec);
   if (rc)
     return idgen__why(l, rc, "%s: %s", fl->f.path, idgen_strerror(rc));
   return 0;
@@ -93,9 +113,9 @@ static int file_write_hwm(idgen_lease *l, int64_t hwm_ms) {
 
 static int file_release(idgen_lease *l, int64_t final_hwm_ms) {
   file_lease *fl = (file_lease *)l;
-  if (fl->f.fd < 0)
-    return 0;
-  int rc = 0;
+  int rc = refuse_in_child(fl);
+  if (rc || fl->f.fd < 0)
+    return rc;
   if (final_hwm_ms > 0)
     rc = file_write_hwm(l, final_hwm_ms);
   idgen__hwm_file_close(&fl->f);
@@ -184,7 +204,7 @@ static void file_describe(idgen_lease *l, char *out, size_t outlen) {
 
 static void file_free(idgen_lease *l) {
   file_lease *fl = (file_lease *)l;
-  idgen__hwm_file_close(&fl->f);
+  idgen__hwm_file_close(&fl->f); /* in a forked child: its descriptor only */
   free(fl);
 }
 
@@ -217,8 +237,10 @@ static int open_common(idgen_lease **out, const idgen_lease_config *c,
   fl->max_worker = max_worker;
   fl->fixed = fixed;
   snprintf(fl->host, sizeof fl->host, "%s", c->hostname);
-  fl->start_ms = idgen__wall_ms();
+  fl->start_ms = idgen_wall_ns() / NS_PER_MS;
   fl->f.fd = -1;
+  idgen__fork_watch();
+  fl->fork_gen = idgen__fork_generation();
   *out = &fl->base;
   return 0;
 }

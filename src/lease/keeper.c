@@ -31,6 +31,7 @@ struct idgen_keeper {
   _Atomic idgen_keeper_state state;
   atomic_uint_fast64_t renewals, renewal_failures, lease_lost, hwm_writes, acquisitions;
   _Atomic int64_t worker, hwm_ms, floor_ms;
+  uint64_t fork_gen;  /* the fork generation when it was made */
   pthread_mutex_t mu; /* guards err and the stop sequence */
   char err[IDGEN_LEASE_WHY_MAX];
   int stopped;
@@ -316,6 +317,8 @@ int idgen_keeper_new(idgen_keeper **out, const idgen_keeper_config *config) {
   if (k->cfg.retry_ms <= 0)
     k->cfg.retry_ms = 1000;
   atomic_store(&k->worker, -1);
+  idgen__fork_watch();
+  k->fork_gen = idgen__fork_generation();
   pthread_mutex_init(&k->mu, NULL);
   k->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   int rc = k->wake_fd < 0 ? -errno : 0;
@@ -350,7 +353,16 @@ fail_eventfd:
   return rc;
 }
 
+/* In a forked child the keeper is a copy: its thread does not exist there, its mutex
+ * may have been held by a thread of the parent at the fork, and its lease is the
+ * parent's. The child must neither join, lock nor release. */
+static int forked(const idgen_keeper *k) {
+  return idgen__fork_generation() != k->fork_gen;
+}
+
 int idgen_keeper_wait_ready(idgen_keeper *k, int64_t timeout_ms) {
+  if (forked(k))
+    return IDGEN_EFORKED;
   for (int64_t waited = 0;; waited += 10) {
     idgen_keeper_state st = atomic_load(&k->state);
     if (st == IDGEN_KEEPER_HELD)
@@ -363,6 +375,8 @@ int idgen_keeper_wait_ready(idgen_keeper *k, int64_t timeout_ms) {
 }
 
 int idgen_keeper_stop(idgen_keeper *k) {
+  if (forked(k))
+    return IDGEN_EFORKED; /* the generator refuses in the child by itself */
   pthread_mutex_lock(&k->mu);
   if (k->stopped) {
     pthread_mutex_unlock(&k->mu);
@@ -408,9 +422,12 @@ int idgen_keeper_stop(idgen_keeper *k) {
 void idgen_keeper_free(idgen_keeper *k) {
   if (!k)
     return;
-  idgen_keeper_stop(k);
+  int child = forked(k);
+  if (!child) {
+    idgen_keeper_stop(k);
+    pthread_mutex_destroy(&k->mu);
+  }
   close(k->wake_fd);
-  pthread_mutex_destroy(&k->mu);
   free(k);
 }
 
@@ -442,6 +459,10 @@ void idgen_keeper_stats_get(const idgen_keeper *ck, idgen_keeper_stats *out) {
 }
 
 void idgen_keeper_last_error(idgen_keeper *k, char *out, size_t outlen) {
+  if (forked(k)) {
+    snprintf(out, outlen, "%s", idgen_strerror(IDGEN_EFORKED));
+    return;
+  }
   pthread_mutex_lock(&k->mu);
   snprintf(out, outlen, "%s", k->err);
   pthread_mutex_unlock(&k->mu);

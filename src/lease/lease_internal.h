@@ -33,8 +33,10 @@ int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
 /* Counts one request to the coordination service that took ns (idgen_lease_latency). */
 void idgen__lease_observe(idgen_lease *lease, int64_t ns);
 
-/* Unix ms, wall clock. */
-int64_t idgen__wall_ms(void);
+/* 1 when a provider was inherited across fork(): it belongs to the parent, and the
+ * child must neither use nor release it (see idgen/lease.h). fork_gen is the fork
+ * generation recorded when it was opened. */
+int idgen__lease_forked(uint64_t fork_gen);
 
 /* The default state directory: $XDG_STATE_HOME/idgen, $HOME/.local/state/idgen for a
  * user, /var/lib/idgen for root. */
