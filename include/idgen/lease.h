@@ -17,7 +17,7 @@ extern "C" {
 /* ---- Configuration, shared by the CLI and the server ---------------------------- */
 
 typedef enum idgen_lease_kind {
-  IDGEN_LEASE_FILE = 0,   /* one host: lock files in the state directory (default) */
+  IDGEN_LEASE_FILE = 0,   /* one host: the smallest worker ID free on this host (default) */
   IDGEN_LEASE_STATIC = 1, /* --worker-id N: NO FENCE, the operator keeps IDs unique */
   IDGEN_LEASE_K8S = 2,    /* StatefulSet ordinal + offset: unique within one set */
   IDGEN_LEASE_ETCD = 3,   /* etcd v3 leases through its JSON gateway */
@@ -93,8 +93,19 @@ IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
 
 /* ---- Providers --------------------------------------------------------------------- */
 
-/* fork(): a provider opened before a fork belongs to the parent. In the child it
- * refuses every call with IDGEN_EFORKED (its lock, etcd connection and lease are
+/* The local providers (file, static, k8s) hold a worker ID by two fences: a host-wide
+ * claim, an abstract Unix socket "idgen/<namespace>/worker/<N>" that one process of the
+ * host (of one network namespace) can bind at a time, whatever its user and state
+ * directory; and an exclusive lock on the file worker-<N> in the state directory,
+ * which keeps the HWM. The kernel drops both when the process dies. A holder checks
+ * before every HWM write that worker-<N> is still the file it locked; if it was
+ * removed or replaced it gives the ID up (IDGEN_ELEASE). A worker file that has no
+ * record yet makes its new holder wait past now + ahead + one HWM interval. A record
+ * that is not whole (empty, all NUL, no hwm_ms) is corrupt: file passes that ID over
+ * (idgen_lease_grant.skipped), static and k8s refuse to start.
+ *
+ * fork(): a provider opened before a fork belongs to the parent. In the child it
+ * refuses every call with IDGEN_EFORKED (its lock, claim, etcd connection and lease are
  * shared with the parent, and a child's HWM write or release would undo the parent's);
  * idgen_lease_free in the child only drops the child's copies (and leaves an etcd
  * handle's connections alone). A child that needs IDs opens a provider of its own:
@@ -104,11 +115,13 @@ typedef struct idgen_lease idgen_lease;
 
 /* What acquire hands back. */
 typedef struct idgen_lease_grant {
-  uint64_t worker; /* the worker ID won */
-  int64_t hwm_ms;  /* the persisted HWM read after winning it (0: none): issue
-                      nothing at or below it */
-  int64_t ttl_ms;  /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
-  int fenced;      /* 1 if another holder of this ID is excluded (file, etcd) */
+  uint64_t worker;  /* the worker ID won */
+  int64_t hwm_ms;   /* the persisted HWM read after winning it (0: none): issue
+                       nothing at or below it */
+  int64_t ttl_ms;   /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
+  int fenced;       /* 1 if another holder of this ID is excluded (file, etcd) */
+  uint32_t skipped; /* smaller free IDs passed over for an unreadable HWM record (file,
+                       etcd); idgen_lease_why names the last one */
 } idgen_lease_grant;
 
 #define IDGEN_HOLDER_HOST_MAX 64
@@ -284,6 +297,8 @@ typedef struct idgen_keeper_stats {
   uint64_t hwm_writes;       /* successful HWM writes */
   uint64_t cap_waits;        /* the generator's waits at the cap */
   uint64_t acquisitions;     /* worker IDs won */
+  uint64_t skipped;          /* free worker IDs passed over for an unreadable HWM
+                                record (each also left in idgen_keeper_last_error) */
   int64_t worker;            /* current worker ID, -1 if none */
   int64_t hwm_ms;            /* last HWM written (the cap) */
   int64_t floor_ms;          /* HWM read when the ID was won */

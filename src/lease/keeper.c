@@ -29,7 +29,8 @@ struct idgen_keeper {
   int wake_fd;
   atomic_int stop;
   _Atomic idgen_keeper_state state;
-  atomic_uint_fast64_t renewals, renewal_failures, lease_lost, hwm_writes, acquisitions;
+  atomic_uint_fast64_t renewals, renewal_failures, lease_lost, hwm_writes, acquisitions,
+      skipped;
   _Atomic int64_t worker, hwm_ms, floor_ms;
   uint64_t fork_gen;  /* the fork generation when it was made */
   pthread_mutex_t mu; /* guards err and the stop sequence */
@@ -149,6 +150,7 @@ static int hwm_in_reach(idgen_keeper *k) {
 static int acquire(idgen_keeper *k) {
   int64_t t = now_ns(k);
   idgen_lease_grant g;
+  memset(&g, 0, sizeof g);
   int rc = idgen_lease_acquire(k->lease, &g);
   if (rc)
     return rc;
@@ -161,6 +163,10 @@ static int acquire(idgen_keeper *k) {
     return rc;
   }
   atomic_fetch_add(&k->acquisitions, 1);
+  if (g.skipped) { /* loudly: the why names the bad record, the caller logs it */
+    atomic_fetch_add(&k->skipped, g.skipped);
+    set_error(k, 0);
+  }
   atomic_store(&k->worker, (int64_t)g.worker);
   atomic_store(&k->floor_ms, g.hwm_ms);
   atomic_store(&k->hwm_ms, g.hwm_ms);
@@ -449,6 +455,7 @@ void idgen_keeper_stats_get(const idgen_keeper *ck, idgen_keeper_stats *out) {
   out->lease_lost = atomic_load(&k->lease_lost);
   out->hwm_writes = atomic_load(&k->hwm_writes);
   out->acquisitions = atomic_load(&k->acquisitions);
+  out->skipped = atomic_load(&k->skipped);
   idgen_gen_stats gs;
   idgen_gen_stats_get(k->gen, &gs);
   out->cap_waits = gs.cap_waits;
