@@ -435,14 +435,18 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_lease_acquisitions_total Worker IDs won.\n"
       "# TYPE idgen_lease_acquisitions_total counter\n"
       "idgen_lease_acquisitions_total %" PRIu64 "\n"
+      "# HELP idgen_lease_skipped_total Free worker IDs passed over for an unreadable "
+      "HWM record.\n"
+      "# TYPE idgen_lease_skipped_total counter\n"
+      "idgen_lease_skipped_total %" PRIu64 "\n"
       "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
       "# TYPE idgen_hwm_writes_total counter\n"
       "idgen_hwm_writes_total %" PRIu64 "\n"
       "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
       "# TYPE idgen_hwm_persisted_ms gauge\n"
       "idgen_hwm_persisted_ms %" PRId64 "\n",
-      ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.hwm_writes,
-      ks.hwm_ms);
+      ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.skipped,
+      ks.hwm_writes, ks.hwm_ms);
   idgen__buf_adds(out, "# HELP idgen_lease_state The lease keeper's state: 1 for the one "
                        "it is in.\n"
                        "# TYPE idgen_lease_state gauge\n");

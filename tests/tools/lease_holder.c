@@ -108,6 +108,11 @@ int main(int argc, char **argv) {
   idgen_keeper_stats_get(keeper, &st);
   fprintf(stderr, "# acquired worker=%lld floor=%lld\n", (long long)st.worker,
           (long long)st.floor_ms);
+  if (st.skipped) {
+    char why[256];
+    idgen_keeper_last_error(keeper, why, sizeof why);
+    fprintf(stderr, "# skipped %llu (%s)\n", (unsigned long long)st.skipped, why);
+  }
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
