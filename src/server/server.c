@@ -32,12 +32,6 @@ typedef struct worker {
 
 static _Atomic int stop_requested;
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Fails if something already answers on the address: SO_REUSEPORT would otherwise let
  * a second server (maybe with the same worker ID) share the port silently. */
 static int someone_listens(const struct sockaddr *sa, socklen_t len) {
@@ -140,8 +134,8 @@ static void *serve_thread(void *arg) {
   while (!atomic_load(&stop_requested))
     idgen__net_run_once(net, 100);
   idgen__net_stop_accepting(net);
-  int64_t deadline = mono_ms() + (int64_t)cfg->shutdown_timeout_ms;
-  while (idgen__net_open(net) > 0 && mono_ms() < deadline)
+  int64_t deadline = idgen_monotonic_ns() / 1000000 + (int64_t)cfg->shutdown_timeout_ms;
+  while (idgen__net_open(net) > 0 && idgen_monotonic_ns() / 1000000 < deadline)
     idgen__net_run_once(net, 20);
   size_t left = idgen__net_open(net);
   if (left)

@@ -41,12 +41,6 @@ struct idgen__svc {
   idgen__metrics *shards;
 };
 
-static int64_t wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nshards,
                    char *err, size_t errlen) {
   idgen__svc *svc = calloc(1, sizeof *svc);
@@ -55,7 +49,7 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     return IDGEN_ENOMEM;
   }
   svc->cfg = *cfg;
-  svc->started_ms = wall_ms();
+  svc->started_ms = idgen_wall_ns() / 1000000;
   svc->nshards = nshards ? nshards : 1;
   svc->shards = calloc(svc->nshards, sizeof *svc->shards);
   if (!svc->shards) {
@@ -64,8 +58,8 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     return IDGEN_ENOMEM;
   }
   char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), wall_ms(), &svc->layout,
-                              why, sizeof why);
+  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
+                              &svc->layout, why, sizeof why);
   if (rc < 0) {
     snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
              why[0] ? why : idgen_strerror(rc));
@@ -364,9 +358,10 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
       "\r\n# Generator\r\nlayout:%s\r\nlayout_spec:%s\r\nepoch_ms:%" PRId64
       "\r\nworker_id:%lld\r\nprovider:%s\r\nlease_state:%s\r\nhwm_ms:%" PRId64
       "\r\npolicy:%s\r\nready:%d\r\n",
-      (wall_ms() - svc->started_ms) / 1000, svc->layout.name, spec, svc->layout.epoch_ms,
-      (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind),
-      idgen_keeper_state_name(ks.state), ks.hwm_ms, idgen_policy_name(svc->policy), ready);
+      (idgen_wall_ns() / 1000000 - svc->started_ms) / 1000, svc->layout.name, spec,
+      svc->layout.epoch_ms, (long long)ks.worker,
+      idgen_lease_kind_name(svc->cfg.lease.kind), idgen_keeper_state_name(ks.state),
+      ks.hwm_ms, idgen_policy_name(svc->policy), ready);
   if (!ready)
     idgen__buf_addf(out, "not_ready_reason:%s\r\n", reason);
   idgen__buf_addf(out,
