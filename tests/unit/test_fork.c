@@ -214,6 +214,19 @@ static int hold(held *h, idgen_gen *gen) {
   return idgen_keeper_wait_ready(h->keeper, 20000);
 }
 
+/* An unarmed generator on clock, armed by a keeper that holds a file lease. */
+static idgen_gen *held_gen(idgen_clock_mono *clock, held *h) {
+  idgen_clock_mono_init(clock);
+  idgen_gen_config gc;
+  idgen_gen_config_init(&gc, &clock->base);
+  gc.armed = 0;
+  idgen_gen *gen = NULL;
+  assert_int_equal(idgen_gen_new(&gen, &gc), 0);
+  memset(h, 0, sizeof *h);
+  assert_int_equal(hold(h, gen), 0);
+  return gen;
+}
+
 typedef struct keeper_report {
   int gen_rc, stop_rc, write_rc, release_rc, new_rc;
   uint64_t new_worker;
@@ -250,15 +263,8 @@ static void child_with_keeper(int fd, idgen_gen *gen, held *parent) {
 static void test_keeper_and_lease_in_child(void **state) {
   (void)state;
   idgen_clock_mono clock;
-  idgen_clock_mono_init(&clock);
-  idgen_gen_config gc;
-  idgen_gen_config_init(&gc, &clock.base);
-  gc.armed = 0;
-  idgen_gen *gen = NULL;
-  assert_int_equal(idgen_gen_new(&gen, &gc), 0);
   held parent;
-  memset(&parent, 0, sizeof parent);
-  assert_int_equal(hold(&parent, gen), 0);
+  idgen_gen *gen = held_gen(&clock, &parent);
   uint64_t id;
   assert_int_equal(idgen_gen_next(gen, &id), 0);
   int fds[2];
@@ -308,15 +314,8 @@ static void test_keeper_and_lease_in_child(void **state) {
 static void test_file_lease_fork_duplicates(void **state) {
   (void)state;
   idgen_clock_mono clock;
-  idgen_clock_mono_init(&clock);
-  idgen_gen_config gc;
-  idgen_gen_config_init(&gc, &clock.base);
-  gc.armed = 0;
-  idgen_gen *gen = NULL;
-  assert_int_equal(idgen_gen_new(&gen, &gc), 0);
   held parent;
-  memset(&parent, 0, sizeof parent);
-  assert_int_equal(hold(&parent, gen), 0);
+  idgen_gen *gen = held_gen(&clock, &parent);
   child_report r;
   uint64_t dups = fork_and_draw(gen, 9, &r);
   assert_int_equal(dups, 0);

@@ -156,20 +156,33 @@ static void wait_calls(rig *r, fake_op op, uint64_t n) {
   assert_int_equal(fake_lease_wait_calls(r->fake, op, n, WAIT_MS), 0);
 }
 
+/* A rig whose keeper holds the lease while a thread draws IDs. */
+static rig *rig_serving(void) {
+  rig *r = rig_new(TTL_MS);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  start_drawing(r);
+  wait_gen(r, 0);
+  return r;
+}
+
 static idgen_keeper_stats stats(rig *r) {
   idgen_keeper_stats st;
   idgen_keeper_stats_get(r->keeper, &st);
   return st;
 }
 
+static void wait_acquisitions(rig *r, uint64_t n) {
+  for (int waited = 0; stats(r).acquisitions < n; waited += 2) {
+    assert_true(waited < WAIT_MS);
+    sleep_ms(2);
+  }
+}
+
 /* Keepalives fail until the deadline passes: the generator stops by itself, the keeper
  * says lost; once keepalives answer again it re-proves the lease and re-arms. */
 static void test_deadline_reached(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
+  rig *r = rig_serving();
   fake_lease_set_default(r->fake, FAKE_KEEPALIVE, (fake_call){IDGEN_EUNAVAIL, 0, 0});
   wait_gen(r, REFUSES); /* the generator's deadline or the keeper's disarm, first */
   wait_state(r, IDGEN_KEEPER_LOST);
@@ -186,10 +199,7 @@ static void test_deadline_reached(void **state) {
  * the deadline and must be armed again (the late answer alone no longer reaches it). */
 static void test_stalled_keepalive_rearms(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
+  rig *r = rig_serving();
   uint64_t before = fake_lease_calls(r->fake, FAKE_KEEPALIVE);
   fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){0, 2 * TTL_MS, 0}, 1);
   wait_calls(r, FAKE_KEEPALIVE, before + 1); /* the stall began */
@@ -205,16 +215,10 @@ static void test_stalled_keepalive_rearms(void **state) {
  * (worker 2 this time), waits past its HWM and arms with it. */
 static void test_lost_then_reacquired(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
+  rig *r = rig_serving();
   fake_lease_set_worker(r->fake, 2);
   fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){IDGEN_ELEASE, 0, 0}, 1);
-  for (int waited = 0; stats(r).acquisitions < 2; waited += 2) {
-    assert_true(waited < WAIT_MS);
-    sleep_ms(2);
-  }
+  wait_acquisitions(r, 2);
   wait_state(r, IDGEN_KEEPER_HELD);
   wait_gen(r, 0);
   idgen_keeper_stats st = stats(r);
@@ -229,16 +233,10 @@ static void test_lost_then_reacquired(void **state) {
  * what was stored, the generator stops, and the keeper wins an ID again. */
 static void test_fenced_write_refused(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
+  rig *r = rig_serving();
   fake_lease_set_worker(r->fake, 3);
   fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){IDGEN_ELEASE, 0, 0}, 1);
-  for (int waited = 0; stats(r).acquisitions < 2; waited += 2) {
-    assert_true(waited < WAIT_MS);
-    sleep_ms(2);
-  }
+  wait_acquisitions(r, 2);
   wait_state(r, IDGEN_KEEPER_HELD);
   wait_gen(r, 0);
   assert_int_equal(stats(r).worker, 3);
@@ -260,16 +258,12 @@ static void *call_stop(void *arg) {
   return NULL;
 }
 
-/* The call of op now in flight is blocked (FAKE_BLOCK): stop the keeper from another
- * thread, let the call return while stop waits for the keeper thread, and wait for
- * stop to return. */
-static void stop_during_blocked_call(rig *r) {
-  stopper st = {.keeper = r->keeper};
-  assert_int_equal(pthread_create(&st.thread, NULL, call_stop, &st), 0);
-  sleep_ms(100); /* stop has disarmed the generator and waits for the thread */
-  fake_lease_unblock(r->fake);
-  pthread_join(st.thread, NULL);
-  assert_int_equal(st.rc, 0);
+/* Makes the next call of op block (FAKE_BLOCK); returns the count it will have when
+ * it has started. */
+static uint64_t block_next(rig *r, fake_op op) {
+  uint64_t n = fake_lease_calls(r->fake, op);
+  fake_lease_script(r->fake, op, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  return n + 1;
 }
 
 /* IDs that the stopped keeper's generator and a next holder of worker w (armed with the
@@ -328,6 +322,20 @@ static void assert_stopped(rig *r) {
   assert_int_equal(next_holder_duplicates(r, 1), 0);
 }
 
+/* The call now in flight is blocked (FAKE_BLOCK): stop the keeper from another thread,
+ * let the call return while stop waits for the keeper thread, wait for stop to return;
+ * then check what must hold (assert_stopped) and free the rig. */
+static void check_stop_during_blocked_call(rig *r) {
+  stopper st = {.keeper = r->keeper};
+  assert_int_equal(pthread_create(&st.thread, NULL, call_stop, &st), 0);
+  sleep_ms(100); /* stop has disarmed the generator and waits for the thread */
+  fake_lease_unblock(r->fake);
+  pthread_join(st.thread, NULL);
+  assert_int_equal(st.rc, 0);
+  assert_stopped(r);
+  rig_free(r);
+}
+
 static int64_t wall_ms(void) {
   return idgen_wall_ns() / 1000000;
 }
@@ -337,11 +345,8 @@ static int64_t wall_ms(void) {
 static void test_stop_while_first_cap_written(void **state) {
   (void)state;
   rig *r = rig_new_hwm(TTL_MS, wall_ms() - 1000);
-  fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){0, FAKE_BLOCK, 0}, 1);
-  wait_calls(r, FAKE_WRITE_HWM, 1);
-  stop_during_blocked_call(r);
-  assert_stopped(r);
-  rig_free(r);
+  wait_calls(r, FAKE_WRITE_HWM, block_next(r, FAKE_WRITE_HWM));
+  check_stop_during_blocked_call(r);
 }
 
 /* waiting-hwm, napping until the clock passes a HWM 10 s ahead: the HWM stays. */
@@ -359,64 +364,39 @@ static void test_stop_while_waiting_for_hwm(void **state) {
 /* held, a cap being raised. */
 static void test_stop_while_cap_raised(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
-  uint64_t n = fake_lease_calls(r->fake, FAKE_WRITE_HWM);
-  fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){0, FAKE_BLOCK, 0}, 1);
-  wait_calls(r, FAKE_WRITE_HWM, n + 1);
-  stop_during_blocked_call(r);
-  assert_stopped(r);
-  rig_free(r);
+  rig *r = rig_serving();
+  wait_calls(r, FAKE_WRITE_HWM, block_next(r, FAKE_WRITE_HWM));
+  check_stop_during_blocked_call(r);
 }
 
 /* held, a keepalive in flight. */
 static void test_stop_while_keepalive(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
-  uint64_t n = fake_lease_calls(r->fake, FAKE_KEEPALIVE);
-  fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){0, FAKE_BLOCK, 0}, 1);
-  wait_calls(r, FAKE_KEEPALIVE, n + 1);
-  stop_during_blocked_call(r);
-  assert_stopped(r);
-  rig_free(r);
+  rig *r = rig_serving();
+  wait_calls(r, FAKE_KEEPALIVE, block_next(r, FAKE_KEEPALIVE));
+  check_stop_during_blocked_call(r);
 }
 
 /* lost, the fenced write that proves the lease in flight (it would arm after stop). */
 static void test_stop_while_lost(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
+  rig *r = rig_serving();
   fake_lease_set_default(r->fake, FAKE_KEEPALIVE, (fake_call){IDGEN_EUNAVAIL, 0, 0});
   wait_state(r, IDGEN_KEEPER_LOST);
-  uint64_t n = fake_lease_calls(r->fake, FAKE_WRITE_HWM);
-  fake_lease_script(r->fake, FAKE_WRITE_HWM, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  uint64_t n = block_next(r, FAKE_WRITE_HWM);
   fake_lease_set_default(r->fake, FAKE_KEEPALIVE, (fake_call){0, 0, 0});
-  wait_calls(r, FAKE_WRITE_HWM, n + 1);
-  stop_during_blocked_call(r);
-  assert_stopped(r);
-  rig_free(r);
+  wait_calls(r, FAKE_WRITE_HWM, n);
+  check_stop_during_blocked_call(r);
 }
 
 /* acquiring, winning an ID again after the lease was gone. */
 static void test_stop_while_acquiring(void **state) {
   (void)state;
-  rig *r = rig_new(TTL_MS);
-  wait_state(r, IDGEN_KEEPER_HELD);
-  start_drawing(r);
-  wait_gen(r, 0);
-  fake_lease_script(r->fake, FAKE_ACQUIRE, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  rig *r = rig_serving();
+  uint64_t n = block_next(r, FAKE_ACQUIRE);
   fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){IDGEN_ELEASE, 0, 0}, 1);
-  wait_calls(r, FAKE_ACQUIRE, 2);
-  stop_during_blocked_call(r);
-  assert_stopped(r);
-  rig_free(r);
+  wait_calls(r, FAKE_ACQUIRE, n);
+  check_stop_during_blocked_call(r);
 }
 
 int main(void) {

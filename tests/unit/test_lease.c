@@ -105,6 +105,25 @@ static void test_file_release_final_hwm(void **state) {
   idgen_lease_free(b);
 }
 
+/* A file lease (static_worker < 0) or a static one, in dir/sub and namespace space. */
+static idgen_lease *open_in(const char *sub, const char *space, int64_t static_worker) {
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  if (static_worker >= 0) {
+    c.kind = IDGEN_LEASE_STATIC;
+    c.worker_id = static_worker;
+  }
+  snprintf(c.state_dir, sizeof c.state_dir, "%s/%s", dir, sub);
+  snprintf(c.ns, sizeof c.ns, "%s", space);
+  idgen_lease *l = NULL;
+  char err[256];
+  int rc = idgen_lease_open(&l, &c, 1023, err, sizeof err);
+  if (rc)
+    print_error("open: %s\n", err);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
 static void write_file(const char *name, const char *content, size_t len) {
   char path[300];
   snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -139,32 +158,10 @@ static void test_file_corrupt_record(void **state) {
   assert_int_equal(idgen_lease_acquire(all, &g), IDGEN_ENOWORKER);
   assert_non_null(strstr(idgen_lease_why(all), "4 skipped"));
   idgen_lease_free(all);
-  idgen_lease_config c;
-  idgen_lease_config_init(&c);
-  c.kind = IDGEN_LEASE_STATIC;
-  c.worker_id = 5;
-  snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
-  snprintf(c.ns, sizeof c.ns, "%s", ns);
-  idgen_lease *fixed = NULL;
-  char err[256];
-  assert_int_equal(idgen_lease_open(&fixed, &c, 1023, err, sizeof err), 0);
+  idgen_lease *fixed = open_in(".", ns, 5);
   assert_int_equal(idgen_lease_acquire(fixed, &g), IDGEN_EFORMAT);
   assert_non_null(strstr(idgen_lease_why(fixed), "worker-5"));
   idgen_lease_free(fixed);
-}
-
-static idgen_lease *open_in(const char *sub, const char *space) {
-  idgen_lease_config c;
-  idgen_lease_config_init(&c);
-  snprintf(c.state_dir, sizeof c.state_dir, "%s/%s", dir, sub);
-  snprintf(c.ns, sizeof c.ns, "%s", space);
-  idgen_lease *l = NULL;
-  char err[256];
-  int rc = idgen_lease_open(&l, &c, 1023, err, sizeof err);
-  if (rc)
-    print_error("open: %s\n", err);
-  assert_int_equal(rc, 0);
-  return l;
 }
 
 static int64_t wall_ms(void) {
@@ -175,7 +172,7 @@ static int64_t wall_ms(void) {
  * their state directories: the host-wide claim. A refusal names the holder. */
 static void test_two_state_dirs(void **state) {
   (void)state;
-  idgen_lease *a = open_in("a", ns), *b = open_in("b", ns);
+  idgen_lease *a = open_in("a", ns, -1), *b = open_in("b", ns, -1);
   idgen_lease_grant ga, gb;
   assert_int_equal(idgen_lease_acquire(a, &ga), 0);
   assert_int_equal(idgen_lease_acquire(b, &gb), 0);
@@ -184,21 +181,14 @@ static void test_two_state_dirs(void **state) {
   assert_int_equal(ga.worker, 0);
   assert_int_equal(gb.worker, 1);
   /* a static worker 0 in a third directory is refused, naming a's pid and directory */
-  idgen_lease_config c;
-  idgen_lease_config_init(&c);
-  c.kind = IDGEN_LEASE_STATIC;
-  c.worker_id = 0;
-  snprintf(c.state_dir, sizeof c.state_dir, "%s/c", dir);
-  snprintf(c.ns, sizeof c.ns, "%s", ns);
-  idgen_lease *s0 = NULL;
-  char err[256], want[300];
-  assert_int_equal(idgen_lease_open(&s0, &c, 1023, err, sizeof err), 0);
+  idgen_lease *s0 = open_in("c", ns, 0);
+  char want[300];
   assert_int_equal(idgen_lease_acquire(s0, &gb), IDGEN_ECONFLICT);
   snprintf(want, sizeof want, "pid %ld (state dir %s/a)", (long)getpid(), dir);
   if (!strstr(idgen_lease_why(s0), want))
     fail_msg("'%s' lacks '%s'", idgen_lease_why(s0), want);
   /* another namespace is another ID space */
-  idgen_lease *other = open_in("c", "test-lease-other-space");
+  idgen_lease *other = open_in("c", "test-lease-other-space", -1);
   assert_int_equal(idgen_lease_acquire(other, &gb), 0);
   assert_int_equal(gb.worker, 0);
   idgen_lease_free(other);
@@ -210,21 +200,29 @@ static void test_two_state_dirs(void **state) {
   idgen_lease_free(b);
 }
 
+/* A holder of worker 0 in dir/s whose cap is 3 s ahead. */
+static idgen_lease *hold_worker0(int64_t *cap) {
+  idgen_lease *a = open_in("s", ns, -1);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 0);
+  *cap = wall_ms() + 3000;
+  assert_int_equal(idgen_lease_write_hwm(a, *cap), 0);
+  return a;
+}
+
 /* worker-0 removed while held: the holder notices at its next HWM write and gives the
  * ID up; nobody takes the ID meanwhile (the claim), and whoever creates worker-0 anew
  * starts past now + ahead + one interval, above any cap the holder persisted. */
 static void test_removed_worker_file(void **state) {
   (void)state;
-  idgen_lease *a = open_in("s", ns);
+  int64_t cap;
+  idgen_lease *a = hold_worker0(&cap);
   idgen_lease_grant g;
-  assert_int_equal(idgen_lease_acquire(a, &g), 0);
-  assert_int_equal(g.worker, 0);
-  int64_t cap = wall_ms() + 3000;
-  assert_int_equal(idgen_lease_write_hwm(a, cap), 0);
   char path[300];
   snprintf(path, sizeof path, "%s/s/worker-0", dir);
   assert_int_equal(unlink(path), 0);
-  idgen_lease *b = open_in("s", ns);
+  idgen_lease *b = open_in("s", ns, -1);
   assert_int_equal(idgen_lease_acquire(b, &g), 0);
   print_message("worker-0 removed under its holder: a newcomer got worker %llu, HWM %lld "
                 "(the holder's cap %lld)\n",
@@ -248,25 +246,23 @@ static void test_removed_worker_file(void **state) {
  * newcomer above the holder's cap. A file renamed over is noticed too. */
 static void test_replaced_worker_file_without_claim(void **state) {
   (void)state;
-  idgen_lease *a = open_in("s", ns);
+  int64_t cap;
+  idgen_lease *a = hold_worker0(&cap);
   idgen_lease_grant g;
-  assert_int_equal(idgen_lease_acquire(a, &g), 0);
-  int64_t cap = wall_ms() + 3000;
-  assert_int_equal(idgen_lease_write_hwm(a, cap), 0);
   char path[300], tmp[300];
   snprintf(path, sizeof path, "%s/s/worker-0", dir);
   snprintf(tmp, sizeof tmp, "%s/s/worker-0.tmp", dir);
   write_lit("s/worker-0.tmp", "{\"hwm_ms\":\"5\"}");
   assert_int_equal(rename(tmp, path), 0); /* an editor's save: HWM 5, lock gone */
   assert_int_equal(unlink(path), 0);      /* and then removed */
-  idgen_lease *b = open_in("s", "test-lease-other-space");
+  idgen_lease *b = open_in("s", "test-lease-other-space", -1);
   assert_int_equal(idgen_lease_acquire(b, &g), 0);
   assert_int_equal(g.worker, 0);
   assert_true(g.hwm_ms > cap);
   assert_int_equal(idgen_lease_write_hwm(a, cap + 1000), IDGEN_ELEASE);
   /* the record b's acquire wrote makes a third process wait as long */
   idgen_lease_free(b);
-  idgen_lease *c = open_in("s", ns);
+  idgen_lease *c = open_in("s", ns, -1);
   int64_t waited_for = g.hwm_ms;
   assert_int_equal(idgen_lease_acquire(c, &g), 0);
   assert_int_equal(g.worker, 0);
