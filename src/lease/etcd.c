@@ -301,8 +301,8 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     int found = 0;
     if (ours) {
       rc = read_hwm(e, w, &rec, &found);
-      if (rc == IDGEN_EUNAVAIL || rc == IDGEN_ELEASE || rc == IDGEN_EPROTO)
-        goto fail;
+      if (rc && rc != IDGEN_EEMPTY && rc != IDGEN_EFORMAT)
+        goto fail; /* not the record: etcd itself */
     } else {
       self.wall_ms = idgen_wall_ns() / NS_PER_MS;
       if (idgen__record_format(&self, value, sizeof value) < 0) {

@@ -103,8 +103,9 @@ static int take(file_lease *fl, uint64_t w, int64_t *hwm_ms) {
     if (rc == 0)
       rc = idgen__fsync_parent(path);
     if (rc) {
+      unlink(path); /* ours, empty or half made: leave no corrupt file behind (while
+                       still locked, so that nobody locks it in between) */
       let_go(fl);
-      unlink(path); /* ours, empty or half made: leave no corrupt file behind */
       return idgen__why(&fl->base, rc, "%s: %s", path, idgen_strerror(rc));
     }
   } else if ((rc = idgen__hwm_file_read(&fl->f, &rec))) {
@@ -178,12 +179,13 @@ static int still_held(file_lease *fl) {
   rc = idgen__hwm_file_check(&fl->f);
   if (rc == 0)
     return 0;
-  let_go(fl);
+  let_go(fl); /* and say the lease is gone: the keeper must not raise the cap again */
   if (rc == IDGEN_ELEASE)
     return idgen__why(&fl->base, rc,
                       "%s was removed or replaced while held: worker ID %llu given up",
                       fl->f.path, (unsigned long long)fl->worker);
-  return idgen__why(&fl->base, rc, "%s: %s", fl->f.path, strerror(-rc));
+  return idgen__why(&fl->base, IDGEN_ELEASE, "%s: %s: worker ID %llu given up", fl->f.path,
+                    strerror(-rc), (unsigned long long)fl->worker);
 }
 
 static int file_keepalive(idgen_lease *l) {
