@@ -25,12 +25,6 @@ void idgen__tctx_free(idgen__tctx *t) {
   memset(t, 0, sizeof *t);
 }
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int eq(const char *s, size_t n, const char *lit) {
   size_t l = strlen(lit);
   return n == l && memcmp(s, lit, l) == 0;
@@ -432,7 +426,7 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
 }
 
 void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res) {
-  int64_t t0 = mono_ns();
+  int64_t t0 = idgen_monotonic_ns();
   memset(res, 0, sizeof *res);
   idgen__route route = route_of(req);
   dispatch(t, req, route, res);
@@ -440,5 +434,5 @@ void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res
     json_error(t, res, 500, "internal", "out of memory");
   if (idgen__svc_stopping(t->svc))
     res->close = 1;
-  idgen__metrics_http(t->m, route, res->status, mono_ns() - t0);
+  idgen__metrics_http(t->m, route, res->status, idgen_monotonic_ns() - t0);
 }
