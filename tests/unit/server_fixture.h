@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/api.h"
 #include "server/config.h"
@@ -26,8 +27,12 @@ static int fixture_up(void **state) {
   char *dir = mkdtemp(fixture_dir);
   if (!dir)
     return -1;
-  char *argv[] = {"serve",       "--policy", "logical",     "--lease", "static",
-                  "--worker-id", "3",        "--state-dir", dir,       NULL};
+  /* Worker IDs are claimed host-wide per namespace: one of this process's own, so that
+   * two server tests at once (ctest -j) or other checkouts never meet. */
+  char ns[64];
+  snprintf(ns, sizeof ns, "unit-test-%ld", (long)getpid());
+  char *argv[] = {"serve", "--policy",    "logical", "--lease",     "static", "--worker-id",
+                  "3",     "--state-dir", dir,       "--namespace", ns,       NULL};
   char err[256];
   FILE *out = fopen("/dev/null", "w");
   idgen__config_status st = idgen__serve_config_load(
