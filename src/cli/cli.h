@@ -61,5 +61,6 @@ int idgen__cmd_check(int argc, char **argv);
 int idgen__cmd_decode(int argc, char **argv);
 int idgen__cmd_collide(int argc, char **argv);
 int idgen__cmd_serve(int argc, char **argv);
+int idgen__cmd_segment(int argc, char **argv);
 
 #endif
