@@ -8,7 +8,8 @@
  * buffer, the step adapting from S to M). Default backend: file, in a fresh temporary
  * directory. Prints one line:
  *   SEGMENTBENCH backend=.. threads=.. numbers=.. ns_per_number=.. blocks=..
- *                backend_calls_per_million=.. waits=.. final_step=..
+ *                backend_calls_per_million=.. fetch_us=.. waits=.. final_step=..
+ * fetch_us is the mean time of one backend call (lease a block).
  * waits counts the calls that found no block ready and waited for a fetch: the numbers
  * ran out faster than the backend answered. */
 #include <getopt.h>
@@ -165,9 +166,12 @@ int main(int argc, char **argv) {
   }
   double total = (double)per * (double)threads;
   printf("SEGMENTBENCH backend=%s threads=%lld numbers=%.0f ns_per_number=%.1f blocks=%llu "
-         "backend_calls_per_million=%.2f waits=%llu final_step=%llu\n",
+         "backend_calls_per_million=%.2f fetch_us=%.0f waits=%llu final_step=%llu\n",
          backend, threads, total, seconds * 1e9 / total * (double)threads,
          (unsigned long long)s.blocks_fetched, (double)s.blocks_fetched * 1e6 / total,
+         s.fetch_latency.count
+             ? (double)s.fetch_latency.sum_us / (double)s.fetch_latency.count
+             : 0.0,
          (unsigned long long)s.waits, (unsigned long long)s.step);
   idgen__segment_backend_free(b);
   if (dsn == tmp) {

@@ -321,8 +321,8 @@ static int next_block(idgen__segment *seg, uint64_t w) {
 /* Reserves up to n numbers of the current block with one CAS: *first and *stride
  * describe them; returns how many (0 when the block is used up, then *w is the word
  * that showed it). */
-static uint64_t reserve(idgen__segment *seg, uint64_t n, uint64_t *first, uint64_t *stride,
-                        uint64_t *w) {
+static inline __attribute__((always_inline)) uint64_t
+reserve(idgen__segment *seg, uint64_t n, uint64_t *first, uint64_t *stride, uint64_t *w) {
   for (;;) {
     uint64_t word = atomic_load(&seg->pos);
     slot *s = &seg->slots[GEN_OF(word) & 1];
