@@ -163,13 +163,15 @@ typedef struct idgen__segment_stats {
   uint64_t blocks_fetched; /* blocks leased from the backend */
   uint64_t backend_errors; /* failed fetches */
   uint64_t refused;        /* calls refused with IDGEN_EBACKEND */
-  uint64_t waits;          /* calls that waited for a fetch in flight */
-  uint64_t step;           /* the step of the next fetch */
+  uint64_t waits;          /* calls that found no block and waited for a fetch */
+  uint64_t step;           /* the step of the last block (config step before any) */
   uint64_t current_left;   /* numbers left in the current block */
   uint64_t next_left;      /* numbers in the buffered block (0: none) */
   uint64_t last_max;       /* the highest number leased so far (0: none) */
   int backend_ok;          /* 1 if the last fetch succeeded (0 before the first) */
-  int ready;               /* 1 if a number can be handed out now */
+  int ready;               /* readiness: a number can be handed out now, or the
+                              backend answered its last call (a call waits at most
+                              for one fetch) */
   idgen_lease_latency fetch_latency; /* every fetch, in the lease histogram's buckets */
 } idgen__segment_stats;
 

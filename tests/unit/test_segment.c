@@ -17,78 +17,48 @@
 
 #include "idgen.h"
 #include "segment/segment.h"
+#include "segment_mem.h"
 
 #define MINUTE_NS (INT64_C(60) * 1000000000)
 #define T0_NS INT64_C(1780272000000000000) /* 2026-06-01 */
 
-/* A backend in memory: one counter, a switch to make it fail, a log of what was asked. */
-typedef struct mem_backend {
-  idgen__segment_backend base;
-  uint64_t max;
-  uint64_t stride;
-  _Atomic int fail; /* 0, or the error every fetch returns */
-  int calls;
-  uint64_t steps[64], floors[64];
-} mem_backend;
+/* A generator in manual mode on a counter in memory and a fake clock. */
+typedef struct fixture {
+  mem_backend m;
+  idgen_clock_fake clock;
+  idgen__segment *seg;
+} fixture;
 
-static int mem_init(idgen__segment_backend *b, const char *name, uint64_t step) {
-  (void)b, (void)name, (void)step;
-  return 0;
-}
-
-static int mem_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
-                     uint64_t floor, idgen__segment_block *out) {
-  mem_backend *m = (mem_backend *)b;
-  (void)name;
-  if (m->calls < 64) {
-    m->steps[m->calls] = step;
-    m->floors[m->calls] = floor;
-  }
-  m->calls++;
-  int rc = atomic_load(&m->fail);
-  if (rc)
-    return idgen__segment_why(b, rc, "mem: down (%d)", rc);
-  m->max += step * m->stride;
-  *out = (idgen__segment_block){m->max, step, m->stride};
-  return 0;
-}
-
-static void mem_free(idgen__segment_backend *b) {
-  (void)b;
-}
-
-static const idgen__segment_backend_class mem_class = {"mem", mem_init, mem_fetch,
-                                                       mem_free};
-
-static void mem_setup(mem_backend *m) {
-  memset(m, 0, sizeof *m);
-  m->base.vtable = &mem_class;
-  m->stride = 1;
-}
-
-static idgen__segment *make(mem_backend *m, idgen_clock_fake *clock, uint64_t step,
-                            uint64_t max_step) {
+static void make(fixture *f, uint64_t step, uint64_t max_step) {
+  mem_setup(&f->m);
+  idgen_clock_fake_init(&f->clock, T0_NS);
   idgen__segment_config c;
-  idgen__segment_config_init(&c, "orders", &m->base, &clock->base);
+  idgen__segment_config_init(&c, "orders", &f->m.base, &f->clock.base);
   c.step = step;
   c.max_step = max_step;
   c.manual = 1;
-  idgen__segment *seg = NULL;
+  f->seg = NULL;
   char err[256];
-  int rc = idgen__segment_new(&seg, &c, err, sizeof err);
+  int rc = idgen__segment_new(&f->seg, &c, err, sizeof err);
   if (rc)
     print_error("new: %s\n", err);
   assert_int_equal(rc, 0);
-  return seg;
+}
+
+/* Hands out what is left of the current block. */
+static void use_up(idgen__segment *seg) {
+  idgen__segment_stats s;
+  idgen__segment_stats_get(seg, &s);
+  uint64_t v;
+  for (uint64_t i = 0; i < s.current_left; i++)
+    assert_int_equal(idgen__segment_next(seg, &v), 0);
 }
 
 static void test_consecutive_across_blocks(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 10, 10);
+  fixture f;
+  make(&f, 10, 10);
+  idgen__segment *seg = f.seg;
   for (uint64_t want = 1; want <= 95; want++) {
     uint64_t v = 0;
     assert_int_equal(idgen__segment_next(seg, &v), 0);
@@ -107,14 +77,13 @@ static void test_consecutive_across_blocks(void **state) {
 /* The next block is fetched once the current one is prefetch_pct used, not before. */
 static void test_prefetch_point(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 1000, 1000);
+  fixture f;
+  make(&f, 1000, 1000);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
   uint64_t v;
   assert_int_equal(idgen__segment_next(seg, &v), 0); /* first block, fetched inline */
-  assert_int_equal(m.calls, 1);
+  assert_int_equal(m->calls, 1);
   for (int i = 1; i < 199; i++)
     assert_int_equal(idgen__segment_next(seg, &v), 0);
   assert_int_equal(idgen__segment_run_fetcher(seg), 0); /* 199 used: not due */
@@ -135,7 +104,7 @@ static void test_prefetch_point(void **state) {
   idgen__segment_stats_get(seg, &s);
   assert_int_equal(s.waits, 1);
   assert_int_equal(s.next_left, 0);
-  assert_int_equal(m.calls, 2);
+  assert_int_equal(m->calls, 2);
   idgen__segment_free(seg);
 }
 
@@ -143,43 +112,37 @@ static void test_prefetch_point(void **state) {
  * one that lasts more than twice the period halves it (to step). */
 static void test_step_adapts(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 100, 1600);
+  fixture f;
+  make(&f, 100, 1600);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
   uint64_t v;
-  /* blocks used up within a minute each: 100, 200, 400, 800, 1600, 1600 */
+  /* Each block used up within a minute, and the next one fetched (by the call that
+   * finds none left): 100, 200, 400, 800, 1600, 1600. */
   assert_int_equal(idgen__segment_next(seg, &v), 0);
   for (int block = 1; block < 6; block++) {
-    idgen_clock_fake_advance(&clock, MINUTE_NS);
-    idgen__segment_stats s;
-    idgen__segment_stats_get(seg, &s);
-    for (uint64_t i = 0; i <= s.current_left; i++) /* the last one fetches a block */
-      assert_int_equal(idgen__segment_next(seg, &v), 0);
+    idgen_clock_fake_advance(&f.clock, MINUTE_NS);
+    use_up(seg);
+    assert_int_equal(idgen__segment_next(seg, &v), 0);
   }
-  assert_int_equal(m.calls, 6);
+  assert_int_equal(m->calls, 6);
   const uint64_t growing[] = {100, 200, 400, 800, 1600, 1600};
   for (int i = 0; i < 6; i++)
-    assert_int_equal(m.steps[i], growing[i]);
+    assert_int_equal(m->steps[i], growing[i]);
   /* 20 minutes a block: between the period and twice it, the step stays */
-  idgen__segment_stats s;
-  idgen__segment_stats_get(seg, &s);
-  for (uint64_t i = 0; i < s.current_left; i++)
-    assert_int_equal(idgen__segment_next(seg, &v), 0);
-  idgen_clock_fake_advance(&clock, 20 * MINUTE_NS);
+  use_up(seg);
+  idgen_clock_fake_advance(&f.clock, 20 * MINUTE_NS);
   assert_int_equal(idgen__segment_next(seg, &v), 0);
-  assert_int_equal(m.steps[6], 1600);
+  assert_int_equal(m->steps[6], 1600);
   /* 31 minutes a block: halves, down to step and no further */
   const uint64_t shrinking[] = {800, 400, 200, 100, 100};
   for (int i = 0; i < 5; i++) {
-    idgen__segment_stats_get(seg, &s);
-    for (uint64_t k = 0; k < s.current_left; k++)
-      assert_int_equal(idgen__segment_next(seg, &v), 0);
-    idgen_clock_fake_advance(&clock, 31 * MINUTE_NS);
+    use_up(seg);
+    idgen_clock_fake_advance(&f.clock, 31 * MINUTE_NS);
     assert_int_equal(idgen__segment_next(seg, &v), 0);
-    assert_int_equal(m.steps[7 + i], shrinking[i]);
+    assert_int_equal(m->steps[7 + i], shrinking[i]);
   }
+  idgen__segment_stats s;
   idgen__segment_stats_get(seg, &s);
   assert_int_equal(s.step, 100);
   idgen__segment_free(seg);
@@ -189,16 +152,15 @@ static void test_step_adapts(void **state) {
  * before the retry pause ends), then it recovers by itself. */
 static void test_backend_down_and_back(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 100, 100);
+  fixture f;
+  make(&f, 100, 100);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
   uint64_t v, last = 0;
   for (int i = 0; i < 20; i++)
     assert_int_equal(idgen__segment_next(seg, &v), 0);
   assert_int_equal(idgen__segment_run_fetcher(seg), 1); /* 100 more buffered */
-  atomic_store(&m.fail, IDGEN_EUNAVAIL);
+  atomic_store(&m->fail, IDGEN_EUNAVAIL);
   for (int i = 20; i < 200; i++) { /* 80 left of the first block, 100 buffered */
     assert_int_equal(idgen__segment_next(seg, &v), 0);
     assert_true(v > last);
@@ -206,11 +168,11 @@ static void test_backend_down_and_back(void **state) {
   }
   assert_int_equal(last, 200);
   assert_int_equal(idgen__segment_run_fetcher(seg), IDGEN_EUNAVAIL); /* the prefetch */
-  int calls = m.calls;
+  int calls = m->calls;
   assert_int_equal(idgen__segment_next(seg, &v), IDGEN_EBACKEND);
   assert_int_equal(idgen__segment_next(seg, &v), IDGEN_EBACKEND);
   assert_int_equal(idgen__segment_run_fetcher(seg), 0); /* the retry pause */
-  assert_int_equal(m.calls, calls);
+  assert_int_equal(m->calls, calls);
   char why[256];
   idgen__segment_last_error(seg, why, sizeof why);
   assert_string_equal(why, "mem: down (-1041)");
@@ -221,12 +183,12 @@ static void test_backend_down_and_back(void **state) {
   assert_int_equal(s.ready, 0);
   assert_true(s.backend_errors >= 1);
   /* still down after the pause: one more try, one more error */
-  idgen_clock_fake_advance(&clock, 1000000000);
+  idgen_clock_fake_advance(&f.clock, 1000000000);
   assert_int_equal(idgen__segment_run_fetcher(seg), IDGEN_EUNAVAIL);
   /* back */
-  atomic_store(&m.fail, 0);
+  atomic_store(&m->fail, 0);
   assert_int_equal(idgen__segment_next(seg, &v), IDGEN_EBACKEND); /* still in the pause */
-  idgen_clock_fake_advance(&clock, 1000000000);
+  idgen_clock_fake_advance(&f.clock, 1000000000);
   assert_int_equal(idgen__segment_run_fetcher(seg), 1);
   assert_int_equal(idgen__segment_next(seg, &v), 0);
   assert_int_equal(v, 201);
@@ -241,15 +203,14 @@ static void test_backend_down_and_back(void **state) {
 /* A backend whose counter went back (a restored backup) is refused, not served. */
 static void test_counter_going_back_is_refused(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 10, 10);
+  fixture f;
+  make(&f, 10, 10);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
   uint64_t v;
   for (int i = 0; i < 10; i++)
     assert_int_equal(idgen__segment_next(seg, &v), 0);
-  m.max = 5; /* next block 6..15: overlaps what was handed out */
+  m->max = 5; /* next block 6..15: overlaps what was handed out */
   assert_int_equal(idgen__segment_next(seg, &v), IDGEN_EBACKEND);
   char why[256];
   idgen__segment_last_error(seg, why, sizeof why);
@@ -262,34 +223,32 @@ static void test_counter_going_back_is_refused(void **state) {
  * the numbers rise by the stride. */
 static void test_stride_and_floor(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  m.stride = 2;
-  m.max = 1;
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 3, 3);
+  fixture f;
+  make(&f, 3, 3);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
+  m->stride = 2;
+  m->max = 1;
   uint64_t ids[7];
   assert_int_equal(idgen__segment_next_batch(seg, ids, 7), 7);
   const uint64_t want[] = {3, 5, 7, 9, 11, 13, 15};
   for (int i = 0; i < 7; i++)
     assert_int_equal(ids[i], want[i]);
-  assert_int_equal(m.floors[0], 0);
-  assert_int_equal(m.floors[1], 7);
-  assert_int_equal(m.floors[2], 13);
+  assert_int_equal(m->floors[0], 0);
+  assert_int_equal(m->floors[1], 7);
+  assert_int_equal(m->floors[2], 13);
   idgen__segment_free(seg);
 }
 
 static void test_batch_partial_on_refusal(void **state) {
   (void)state;
-  mem_backend m;
-  mem_setup(&m);
-  idgen_clock_fake clock;
-  idgen_clock_fake_init(&clock, T0_NS);
-  idgen__segment *seg = make(&m, &clock, 10, 10);
+  fixture f;
+  make(&f, 10, 10);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
   uint64_t ids[25];
   assert_int_equal(idgen__segment_next_batch(seg, ids, 5), 5);
-  atomic_store(&m.fail, IDGEN_ETIMEDOUT);
+  atomic_store(&m->fail, IDGEN_ETIMEDOUT);
   assert_int_equal(idgen__segment_next_batch(seg, ids, 25), 5); /* the block's last 5 */
   assert_int_equal(ids[4], 10);
   assert_int_equal(idgen__segment_next_batch(seg, ids, 25), IDGEN_EBACKEND);

@@ -15,39 +15,10 @@
 
 #include "idgen.h"
 #include "segment/segment.h"
+#include "segment_mem.h"
 
 #define THREADS 4
 #define PER_THREAD 250000 /* 10^6 numbers in all */
-
-/* A counter in memory; fetches fail while down is set. */
-typedef struct mem_backend {
-  idgen__segment_backend base;
-  uint64_t max;
-  _Atomic int down;
-} mem_backend;
-
-static int mem_init(idgen__segment_backend *b, const char *name, uint64_t step) {
-  (void)b, (void)name, (void)step;
-  return 0;
-}
-
-static int mem_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
-                     uint64_t floor, idgen__segment_block *out) {
-  mem_backend *m = (mem_backend *)b;
-  (void)name, (void)floor;
-  if (atomic_load(&m->down))
-    return idgen__segment_why(b, IDGEN_EUNAVAIL, "mem: down");
-  m->max += step;
-  *out = (idgen__segment_block){m->max, step, 1};
-  return 0;
-}
-
-static void mem_free(idgen__segment_backend *b) {
-  (void)b;
-}
-
-static const idgen__segment_backend_class mem_class = {"mem", mem_init, mem_fetch,
-                                                       mem_free};
 
 typedef struct worker_arg {
   idgen__segment *seg;
@@ -92,9 +63,9 @@ static void *flap(void *p) {
   while (!atomic_load(&f->stop)) {
     struct timespec up = {0, 3000000}, down = {0, 2000000};
     nanosleep(&up, NULL);
-    atomic_store(&f->backend->down, 1);
+    atomic_store(&f->backend->fail, IDGEN_EUNAVAIL);
     nanosleep(&down, NULL);
-    atomic_store(&f->backend->down, 0);
+    atomic_store(&f->backend->fail, 0);
   }
   return NULL;
 }
@@ -106,8 +77,7 @@ static int cmp_u64(const void *x, const void *y) {
 
 static void run(int batch, int flapping) {
   mem_backend m;
-  memset(&m, 0, sizeof m);
-  m.base.vtable = &mem_class;
+  mem_setup(&m);
   idgen_clock_mono clock;
   idgen_clock_mono_init(&clock);
   idgen__segment_config c;
