@@ -110,10 +110,9 @@ static int push_id(checker *c, int pool_index, uint64_t id) {
   return 0;
 }
 
-/* The pool of a name (created on first sight); IDGEN_ERANGE past MAX_NAMES. */
+/* The pool of a name (created on first sight; at most MAX_REPLICA bytes, as segment
+ * names are); IDGEN_ERANGE past MAX_NAMES. */
 static int pool_of(checker *c, const char *name, size_t len) {
-  if (len > MAX_REPLICA)
-    len = MAX_REPLICA;
   for (int i = 0; i < c->npools; i++)
     if (strlen(c->pools[i].name) == len && !memcmp(c->pools[i].name, name, len))
       return i;
@@ -213,7 +212,8 @@ static int scan(checker *c, history *h) {
       continue;
     }
     uint64_t id;
-    if (idgen_id_parse(l.third, l.third_len, IDGEN_FORMAT_DECIMAL, NULL, &id) < 0) {
+    if (idgen_id_parse(l.third, l.third_len, IDGEN_FORMAT_DECIMAL, NULL, &id) < 0 ||
+        (c->integers && l.fourth_len > MAX_REPLICA)) {
       h->bad_lines++;
       continue;
     }
@@ -354,6 +354,7 @@ static void usage(FILE *out) {
       "restarted server is a new process), as a segment generator's numbers rise only\n"
       "within one process. Snowflake IDs are the default; the two are not told apart\n"
       "by their digits, so the mode is chosen, never guessed.\n"
+      "\n"
       "Exit status: 0 no duplicate and no ordering violation, 1 otherwise, 2 bad usage\n"
       "or an unreadable or malformed history.\n"
       "\n"
@@ -436,7 +437,11 @@ int idgen__cmd_check(int argc, char **argv) {
       h->text = map;
     }
     close(fd);
-    if (scan(&c, h) < 0)
+    int rc = scan(&c, h);
+    if (rc == IDGEN_ERANGE)
+      status = cli_error(CLI_USAGE, "check", "'%s': more than %d sequence names", h->path,
+                         MAX_NAMES);
+    else if (rc < 0)
       status = cli_error(CLI_FAILED, "check", "out of memory");
     else if (h->bad_lines)
       status = cli_error(CLI_USAGE, "check", "'%s': %llu malformed lines", h->path,
