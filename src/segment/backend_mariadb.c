@@ -169,7 +169,7 @@ static int select_u64(mariadb_backend *m, server *s, const char *sql, uint64_t *
   return 0;
 }
 
-static int fetch_from(mariadb_backend *m, server *s, const char *name, uint64_t step,
+static int fetch_once(mariadb_backend *m, server *s, const char *name, uint64_t step,
                       uint64_t floor, idgen__segment_block *out) {
   int rc = connect_server(m, s);
   if (rc)
@@ -212,6 +212,18 @@ static int fetch_from(mariadb_backend *m, server *s, const char *name, uint64_t 
                               s->host, s->port, max);
   *out = (idgen__segment_block){max, step, inc};
   return 0;
+}
+
+/* fetch_once, and once more on a new connection if a kept one turned out to be broken
+ * (the server restarted since the last call). LAST_INSERT_ID() belongs to a connection,
+ * so both statements run again: a block whose reply was lost is lost, never reused. */
+static int fetch_from(mariadb_backend *m, server *s, const char *name, uint64_t step,
+                      uint64_t floor, idgen__segment_block *out) {
+  int kept = s->conn != NULL;
+  int rc = fetch_once(m, s, name, step, floor, out);
+  if (rc == IDGEN_EUNAVAIL && kept && !s->conn)
+    rc = fetch_once(m, s, name, step, floor, out);
+  return rc;
 }
 
 static int mariadb_fetch(idgen__segment_backend *b, const char *name, uint64_t step,

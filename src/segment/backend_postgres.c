@@ -91,10 +91,10 @@ static int sql_error(pg_backend *p, PGresult *r, const char *what) {
   return idgen__segment_why(&p->base, rc, "postgres %s: %s", what, msg);
 }
 
-/* Runs one statement with text parameters within the deadline. *out gets the result
- * (PGRES_COMMAND_OK or PGRES_TUPLES_OK; the caller clears it). */
-static int run(pg_backend *p, const char *what, const char *sql, int n, const Oid *types,
-               const char *const *params, PGresult **out) {
+/* Runs one statement with text parameters within the deadline, on the connection as it
+ * is. *out gets the result (PGRES_COMMAND_OK or PGRES_TUPLES_OK; the caller clears it). */
+static int run_once(pg_backend *p, const char *what, const char *sql, int n,
+                    const Oid *types, const char *const *params, PGresult **out) {
   int rc = connect_db(p);
   if (rc)
     return rc;
@@ -144,6 +144,18 @@ broken:;
   drop(p);
   return idgen__segment_why(&p->base, IDGEN_EUNAVAIL, "postgres %s: %s", what,
                             one_line(msg));
+}
+
+/* run_once, and once more on a new connection if a kept one turned out to be broken
+ * (the server restarted since the last call). Running an UPDATE twice whose first
+ * reply was lost can only lose a block, never hand one out twice. */
+static int run(pg_backend *p, const char *what, const char *sql, int n, const Oid *types,
+               const char *const *params, PGresult **out) {
+  int kept = p->conn != NULL;
+  int rc = run_once(p, what, sql, n, types, params, out);
+  if (rc == IDGEN_EUNAVAIL && kept && !p->conn)
+    rc = run_once(p, what, sql, n, types, params, out);
+  return rc;
 }
 
 static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step) {
