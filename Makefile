@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench bench-btree fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants run install bench bench-btree fuzz clean format
 
 all: build
 
@@ -14,11 +14,12 @@ build:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The whole suite: warnings as errors, unit tests under ASan+UBSan, the concurrency
-# tests under TSan, then the integration tests (real servers) on the release build.
+# tests under TSan, the integration tests (real servers) on the release build, then the
+# mutants (tests/mutants.txt: each fence and durability line broken must fail its tests).
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-integration:
+test-unit test-asan test-tsan test-integration test-mutants:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.

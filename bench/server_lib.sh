@@ -59,16 +59,17 @@ bl_wait_port() {
 # bl_kv LINE KEY: the value of KEY=VALUE in a result line.
 bl_kv() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p" | head -n 1; }
 
-# bl_start_idgen IDGEN: `idgen serve` with one event-loop thread and its default lease
-# (the file provider, state in the temp dir). Sets idgen_pid,
+# bl_start_idgen IDGEN [serve options...]: `idgen serve` with one event-loop thread and its
+# default lease (the file provider, state in the temp dir). Sets idgen_pid,
 # idgen_http, idgen_resp (ports).
 bl_start_idgen() {
   local bin=$1 log="$bl_tmp/idgen.log"
+  shift
   idgen_http=$(bl_free_port)
   idgen_resp=$(bl_free_port)
   mkdir -p "$bl_tmp/idgen-state"
   "$bin" serve --http "127.0.0.1:$idgen_http" --resp "127.0.0.1:$idgen_resp" --threads 1 \
-    --state-dir "$bl_tmp/idgen-state" >"$log" 2>&1 &
+    --state-dir "$bl_tmp/idgen-state" "$@" >"$log" 2>&1 &
   idgen_pid=$!
   bl_pids+=("$idgen_pid")
   bl_wait_port "$idgen_http" "$idgen_pid" && bl_wait_port "$idgen_resp" "$idgen_pid" ||

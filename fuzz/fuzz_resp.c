@@ -20,6 +20,8 @@ static int frame(const char *out, size_t len, size_t *pos, int depth) {
   if (t == '+' || t == '-' || t == ':')
     return 1;
   if (t == '$') {
+    if (n == -1) /* a nil: an ID its form cannot write (friendly past year 9999) */
+      return 1;
     if (n < 0 || (size_t)n + 2 > len - *pos)
       return 0;
     *pos += (size_t)n + 2;

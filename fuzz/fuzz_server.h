@@ -10,6 +10,7 @@
 #include "../src/server/api.c"
 #include "../src/server/buf.c"
 #include "../src/server/decode_json.c"
+#include "../src/server/id_form.c"
 #include "../src/server/log.c"
 #include "../src/server/metrics.c"
 #include "../src/server/resp.c"
@@ -19,7 +20,8 @@ static idgen__svc *fuzz_svc;
 static idgen__tctx fuzz_tctx;
 
 /* A service with the static provider (worker 7), a state dir under /tmp, a token (so
- * the auth paths run) and max_count 64, ready to issue before the first input. */
+ * the auth paths run), an opaque key (so the opaque forms and decode run) and max_count
+ * 64, ready to issue before the first input. */
 static void fuzz_server_init(void) {
   static idgen__serve_config cfg;
   memset(&cfg, 0, sizeof cfg);
@@ -37,6 +39,10 @@ static void fuzz_server_init(void) {
       idgen_lease_config_set(&cfg.lease, "lease", "static", err, sizeof err) ||
       idgen_lease_config_set(&cfg.lease, "worker-id", "7", err, sizeof err) ||
       idgen_lease_config_set(&cfg.lease, "state-dir", dir, err, sizeof err))
+    abort();
+  snprintf(cfg.opaque_key_file, sizeof cfg.opaque_key_file, "%s/opaque.key", dir);
+  FILE *key = fopen(cfg.opaque_key_file, "w");
+  if (!key || fputs("000102030405060708090a0b0c0d0e0f\n", key) < 0 || fclose(key) != 0)
     abort();
   idgen__log_open("/dev/null");
   if (idgen__svc_new(&fuzz_svc, &cfg, 1, err, sizeof err) < 0 ||

@@ -11,5 +11,6 @@
 #include "idgen/uuid.h"
 #include "idgen/collide.h"
 #include "idgen/lease.h"
+#include "idgen/opaque.h" /* in libidgen-opaque: link it (and libcrypto) to call these */
 
 #endif

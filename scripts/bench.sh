@@ -12,13 +12,14 @@ Runs, in this order (default: all):
   btree   bench/btree.sh: each ID scheme in a PostgreSQL B-tree (minutes)
   ticket  bench/ticket.sh: sequences, Redis INCR, the Flickr ticket server, idgen
   server  bench/server.sh: idgen serve against nginx, redis-server and its ceiling
+  opaque  bench/opaque.sh: opaque IDs per ID (bench_opaque) and over HTTP
   btree-summary  (not in the default list) copy docs/btree.md's summary, without a run
 Writes bench/results/* and rewrites the results sections of docs/benchmarks.md and
 docs/btree.md (unless --no-docs).
   --build DIR   the build dir (default: build)
-  --idgen PATH  the idgen binary for ticket and server (default: BUILD/idgen)
-  --seconds S   per-measurement length for ticket and server (default 5)
-  --rounds N    alternating rounds in server (default 3)
+  --idgen PATH  the idgen binary for ticket, server and opaque (default: BUILD/idgen)
+  --seconds S   per-measurement length for ticket, server and opaque (default 5)
+  --rounds N    alternating rounds in server and opaque (default 3)
 EOF
 }
 
@@ -37,11 +38,11 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --idgen) idgen=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    gen|uuid|btree|btree-summary|ticket|server) names+=("$1"); shift ;;
+    gen|uuid|btree|btree-summary|ticket|server|opaque) names+=("$1"); shift ;;
     *) echo "scripts/bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server)
+[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server opaque)
 build_dir=$(cd "$build_dir" && pwd)
 results="$src_dir/bench/results"
 doc="$src_dir/docs/benchmarks.md"
@@ -123,9 +124,9 @@ for name in "${names[@]}"; do
       fi
       ;;
     btree-summary) btree_summary ;;
-    ticket|server)
+    ticket|server|opaque)
       args=(--build "$build_dir" --seconds "$seconds")
-      [[ $name == server ]] && args+=(--rounds "$rounds")
+      [[ $name != ticket ]] && args+=(--rounds "$rounds")
       [[ -n "$idgen" ]] && args+=(--idgen "$idgen")
       [[ $docs -eq 1 ]] && args+=(--docs)
       "$src_dir/bench/$name.sh" "${args[@]}"

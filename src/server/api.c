@@ -1,6 +1,6 @@
 /* api.c: the HTTP/JSON routes: /v1/id, /v1/ids, /v1/uuid7, /v1/uuid4, /v1/ulid,
  * /v1/decode/{id}, /v1/info, /healthz, /readyz, /metrics. Every 64-bit ID is a JSON
- * string. */
+ * string; IDs come in any form of server/id_form.h, opaque ones included. */
 #include "server/api.h"
 
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "server/decode_json.h"
+#include "server/id_form.h"
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
   memset(t, 0, sizeof *t);
@@ -42,6 +43,7 @@ static void json_error(idgen__tctx *t, idgen__http_res *res, int status, const c
     const char *reason;
   } reasons[] = {{400, "Bad Request"},
                  {401, "Unauthorized"},
+                 {403, "Forbidden"},
                  {404, "Not Found"},
                  {405, "Method Not Allowed"},
                  {413, "Payload Too Large"},
@@ -79,12 +81,13 @@ static void ok_json(idgen__http_res *res) {
 
 /* The query parameters a route accepts. */
 typedef struct params {
-  int has_count, has_format;
+  int has_count, has_format, has_opaque;
   uint64_t count;
-  idgen_format format;
+  idgen__id_form form;
+  int opaque; /* decode: the ID is an opaque one */
 } params;
 
-enum { P_COUNT = 1, P_FORMAT = 2 };
+enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4 };
 
 /* Parses the query strictly: only the allowed keys, each at most once. Returns 0, or
  * writes the error response and returns -1. */
@@ -92,7 +95,7 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
                        params *p, idgen__http_res *res) {
   memset(p, 0, sizeof *p);
   p->count = 1;
-  p->format = IDGEN_FORMAT_DECIMAL;
+  p->form.format = IDGEN_FORMAT_DECIMAL;
   if (!req->query)
     return 0;
   const char *q = req->query, *end = req->query + req->query_len;
@@ -129,20 +132,23 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
       }
       p->count = v;
     } else if ((allowed & P_FORMAT) && eq(key, klen, "format")) {
-      char name[16];
-      if (p->has_format || vlen >= sizeof name) {
-        json_error(t, res, 400, "bad_format",
-                   "format must be one of decimal, base62, base32, hex, friendly");
+      if (p->has_format || idgen__id_form_parse(val, vlen, &p->form) < 0) {
+        json_error(t, res, 400, "bad_format", "format must be one of " IDGEN__ID_FORMS);
         return -1;
       }
-      memcpy(name, val, vlen);
-      name[vlen] = 0;
-      if (idgen_format_parse(name, &p->format) < 0) {
+      if (p->form.opaque && !idgen__svc_opaque(t->svc)) {
         json_error(t, res, 400, "bad_format",
-                   "format must be one of decimal, base62, base32, hex, friendly");
+                   "opaque formats need a key: this server runs without --opaque-key-file");
         return -1;
       }
       p->has_format = 1;
+    } else if ((allowed & P_OPAQUE) && eq(key, klen, "opaque")) {
+      if (p->has_opaque || vlen != 1 || (val[0] != '0' && val[0] != '1')) {
+        json_error(t, res, 400, "bad_parameter", "opaque must be 0 or 1, given once");
+        return -1;
+      }
+      p->has_opaque = 1;
+      p->opaque = val[0] == '1';
     } else {
       char msg[96];
       snprintf(msg, sizeof msg, "unknown query parameter '%.*s'",
@@ -184,11 +190,16 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
     issue_error(t, res, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
     return;
   }
+  int rc = idgen__id_form_prepare(p->form, idgen__svc_opaque(t->svc), t->ids, n);
+  if (rc < 0) {
+    json_error(t, res, 500, "internal", idgen_strerror(rc));
+    return;
+  }
   ok_json(res);
   idgen__buf_reset(&t->out);
   if (!many) {
     idgen__buf_adds(&t->out, "{\"id\":");
-    add_id(t, t->ids[0], p->format);
+    add_id(t, t->ids[0], p->form.format);
     idgen__buf_adds(&t->out, "}\n");
     return;
   }
@@ -197,7 +208,7 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
   for (size_t i = 0; i < n; i++) {
     if (i)
       idgen__buf_addc(&t->out, ',');
-    add_id(t, t->ids[i], p->format);
+    add_id(t, t->ids[i], p->form.format);
   }
   idgen__buf_adds(&t->out, "]}\n");
 }
@@ -227,11 +238,48 @@ static void route_text(idgen__tctx *t, const params *p, idgen__kind kind, const 
   ok_json(res);
 }
 
-static void route_decode(idgen__tctx *t, const char *text, size_t len,
+/* ?opaque=1: the text is an opaque ID; the answer is the decode object of the ID behind
+ * it, with "opaque" first. Only with a token: without one, anybody could turn every
+ * opaque ID back into its time, worker and sequence (docs/opaque.md). */
+static int decode_opaque(idgen__tctx *t, const char *text, size_t len, uint64_t *id,
+                         uint64_t *opaque, idgen__http_res *res) {
+  const idgen_opaque *o = idgen__svc_opaque(t->svc);
+  if (!idgen__svc_auth_required(t->svc)) {
+    json_error(t, res, 403, "forbidden",
+               "opaque decode needs --auth-token-file: without a token anybody could undo "
+               "the opaque form");
+    return -1;
+  }
+  if (!o) {
+    json_error(t, res, 404, "not_found",
+               "no opaque key: this server runs without --opaque-key-file");
+    return -1;
+  }
+  /* No layout: an opaque ID has no friendly form. */
+  int rc = idgen_id_parse_any(text, len, NULL, opaque, NULL);
+  if (rc == 0)
+    rc = idgen_opaque_decode(o, *opaque, id);
+  if (rc < 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "not an opaque ID in decimal, base62, base32 or hex: %s",
+             idgen_strerror(rc));
+    json_error(t, res, 400, "bad_id", msg);
+    return -1;
+  }
+  return 0;
+}
+
+static void route_decode(idgen__tctx *t, const params *p, const char *text, size_t len,
                          idgen__http_res *res) {
-  uint64_t id;
+  uint64_t id, opaque = 0;
   const idgen_layout *layout = idgen__svc_layout(t->svc);
-  int rc = idgen_id_parse_any(text, len, layout, &id, NULL);
+  int rc = 0;
+  if (p->opaque) {
+    if (decode_opaque(t, text, len, &id, &opaque, res) < 0)
+      return;
+  } else {
+    rc = idgen_id_parse_any(text, len, layout, &id, NULL);
+  }
   char json[IDGEN_DECODE_JSON_MAX];
   int n = rc < 0 ? rc : idgen__decode_json(layout, id, json, sizeof json);
   if (n < 0) {
@@ -242,7 +290,9 @@ static void route_decode(idgen__tctx *t, const char *text, size_t len,
     return;
   }
   idgen__buf_reset(&t->out);
-  idgen__buf_add(&t->out, json, (size_t)n);
+  if (p->opaque)
+    idgen__buf_addf(&t->out, "{\"opaque\":\"%llu\",", (unsigned long long)opaque);
+  idgen__buf_add(&t->out, p->opaque ? json + 1 : json, (size_t)n - (p->opaque ? 1 : 0));
   idgen__buf_addc(&t->out, '\n');
   ok_json(res);
 }
@@ -323,7 +373,8 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
                      : route == ROUTE_IDS ? P_COUNT | P_FORMAT
                      : route == ROUTE_UUID7 || route == ROUTE_UUID4 || route == ROUTE_ULID
                          ? P_COUNT
-                         : 0;
+                     : route == ROUTE_DECODE ? P_OPAQUE
+                                             : 0;
   if (parse_query(t, req, allowed, &p, res) < 0)
     return;
   const char *reason;
@@ -344,7 +395,7 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     route_text(t, &p, KIND_ULID, "ulid", "ulids", res);
     return;
   case ROUTE_DECODE:
-    route_decode(t, req->path + 11, req->path_len - 11, res);
+    route_decode(t, &p, req->path + 11, req->path_len - 11, res);
     return;
   case ROUTE_INFO:
     idgen__buf_reset(&t->out);

@@ -37,6 +37,9 @@ static const opt opts[] = {
      "lease deadlines then follow the wall clock too)"},
     {"auth-token-file", S(auth_token_file), "",
      "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH)"},
+    {"opaque-key-file", S(opaque_key_file), "",
+     "key file (32 or 64 hex digits, `idgen opaque keygen`) of the default generator's "
+     "opaque IDs: format=opaque-*, decode ?opaque=1 (docs/opaque.md); empty: none"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
     {"threads", U(threads, 0, 256), "0", "event-loop threads, 0: one per core"},
     {"max-conns", U(max_conns, 1, 1000000), "10000",

@@ -17,8 +17,9 @@ typedef struct idgen__serve_config {
   char layout[IDGEN_CFG_STR];
   char policy[IDGEN_CFG_STR];
   char clock[IDGEN_CFG_STR]; /* "mono" (default) or "wall" (fault tests only) */
-  idgen_lease_config lease; /* --lease and its options (idgen_lease_options()) */
+  idgen_lease_config lease;  /* --lease and its options (idgen_lease_options()) */
   char auth_token_file[IDGEN_CFG_PATH];
+  char opaque_key_file[IDGEN_CFG_PATH]; /* the default generator's opaque key; "": none */
   char log_file[IDGEN_CFG_PATH];
   uint64_t threads; /* 0: one per core */
   uint64_t max_conns;

@@ -1,5 +1,5 @@
-/* resp.c: RESP2 requests in, replies out: PING, ID, IDS, UUID7, UUID4, ULID, DECODE,
- * INFO, QUIT, AUTH, with Redis's error wording. */
+/* resp.c: RESP2 requests in, replies out: PING, ID [form], IDS n [form], UUID7, UUID4,
+ * ULID, DECODE, INFO, QUIT, AUTH, with Redis's error wording. */
 #include "server/resp.h"
 
 #include <string.h>
@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "server/decode_json.h"
+#include "server/id_form.h"
 
 /* Reads a decimal from s[0..n) strictly; returns -1 if it is not one or above max. */
 static long long parse_len(const char *s, size_t n, long long max) {
@@ -262,6 +263,52 @@ static int count_arg(idgen__resp_session *s, const idgen__resp_cmd *c, size_t i,
   return 1;
 }
 
+/* Reads the optional form argument of ID and IDS (server/id_form.h; decimal when
+ * absent); writes the error reply and returns 0 if it is bad. */
+static int form_arg(idgen__resp_session *s, const idgen__resp_cmd *c, size_t i,
+                    idgen__id_form *form, idgen__buf *out) {
+  form->format = IDGEN_FORMAT_DECIMAL;
+  form->opaque = 0;
+  if (i >= c->argc)
+    return 1;
+  if (idgen__id_form_parse(c->argv[i], c->argl[i], form) < 0) {
+    error_str(out, "ERR unknown format, want one of " IDGEN__ID_FORMS);
+    return 0;
+  }
+  if (form->opaque && !idgen__svc_opaque(s->t->svc)) {
+    error_str(out, "ERR opaque formats need a key: this server runs without "
+                   "--opaque-key-file");
+    return 0;
+  }
+  return 1;
+}
+
+/* ids[0..n) in form: one bulk string, or an array of n when many; an error reply if the
+ * opaque forms cannot be made. */
+static void reply_ids(idgen__resp_session *s, idgen__id_form form, uint64_t *ids, size_t n,
+                      int many, idgen__buf *out) {
+  int rc = idgen__id_form_prepare(form, idgen__svc_opaque(s->t->svc), ids, n);
+  if (rc < 0) {
+    resp_issue_error(out, rc);
+    return;
+  }
+  if (many) {
+    idgen__buf_reserve(out, n * 28 + 16);
+    idgen__buf_addc(out, '*');
+    idgen__buf_addu(out, n);
+    idgen__buf_add(out, "\r\n", 2);
+  }
+  for (size_t i = 0; i < n; i++) {
+    char text[IDGEN_FORMAT_MAX];
+    int len = idgen_id_format(ids[i], form.format, idgen__svc_layout(s->t->svc), text,
+                              sizeof text);
+    if (len < 0)
+      idgen__buf_adds(out, "$-1\r\n"); /* an ID its layout cannot write as friendly */
+    else
+      bulk(out, text, (size_t)len);
+  }
+}
+
 /* Runs one command; returns its metric slot, sets *error and *close. */
 static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__buf *out,
                        int *error, int *close) {
@@ -304,23 +351,25 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
   } else if (is(c, "ID")) {
     which = RCMD_ID;
     uint64_t id;
+    idgen__id_form form;
     int rc;
-    if (c->argc != 1) {
+    if (c->argc > 2) {
       wrong_arity(out, c);
-    } else if ((rc = idgen__svc_next(t->svc, &id)) < 0) {
-      resp_issue_error(out, rc);
-    } else {
-      idgen__metrics_issued(t->m, KIND_SNOWFLAKE, 1);
-      char text[24];
-      size_t n = (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)id);
-      bulk(out, text, n);
+    } else if (form_arg(s, c, 1, &form, out)) {
+      if ((rc = idgen__svc_next(t->svc, &id)) < 0) {
+        resp_issue_error(out, rc);
+      } else {
+        idgen__metrics_issued(t->m, KIND_SNOWFLAKE, 1);
+        reply_ids(s, form, &id, 1, 0, out);
+      }
     }
   } else if (is(c, "IDS")) {
     which = RCMD_IDS;
     uint64_t n;
-    if (c->argc != 2) {
+    idgen__id_form form;
+    if (c->argc != 2 && c->argc != 3) {
       wrong_arity(out, c);
-    } else if (count_arg(s, c, 1, &n, out)) {
+    } else if (count_arg(s, c, 1, &n, out) && form_arg(s, c, 2, &form, out)) {
       int64_t got = idgen__svc_next_batch(t->svc, t->ids, (size_t)n);
       if (got > 0)
         idgen__metrics_issued(t->m, KIND_SNOWFLAKE, (uint64_t)got);
@@ -328,16 +377,7 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
         int64_t again = got < 0 ? got : idgen__svc_next_batch(t->svc, t->ids, 1);
         resp_issue_error(out, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
       } else {
-        idgen__buf_reserve(out, (size_t)n * 28 + 16);
-        idgen__buf_addc(out, '*');
-        idgen__buf_addu(out, n);
-        idgen__buf_add(out, "\r\n", 2);
-        for (size_t i = 0; i < (size_t)n; i++) {
-          char text[24];
-          size_t l =
-              (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)t->ids[i]);
-          bulk(out, text, l);
-        }
+        reply_ids(s, form, t->ids, (size_t)n, 1, out);
       }
     }
   } else if (is(c, "UUID7") || is(c, "UUID4") || is(c, "ULID")) {

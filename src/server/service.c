@@ -12,6 +12,7 @@
 #include "idgen/lease.h"
 #include "idgen/random.h"
 #include "idgen/uuid.h"
+#include "server/id_form.h"
 #include "server/log.h"
 
 #ifndef IDGEN_VERSION
@@ -31,6 +32,7 @@ struct idgen__svc {
   idgen_random *random;
   idgen_uuid7_gen *uuid7;
   idgen_ulid_gen *ulid;
+  idgen_opaque *opaque; /* NULL without a key file */
   char provider[80];
   int64_t started_ms;
   _Atomic int stopping;
@@ -69,6 +71,13 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
              why[0] ? why : idgen_strerror(rc));
     goto fail;
   }
+  /* A generator's opaque tweak is its name: one key serves several generators, and
+   * their opaque IDs still differ. */
+  if (cfg->opaque_key_file[0] &&
+      (rc = idgen__opaque_open("--opaque-key-file", cfg->opaque_key_file,
+                               IDGEN__DEFAULT_GENERATOR, strlen(IDGEN__DEFAULT_GENERATOR),
+                               &svc->opaque, err, errlen)) < 0)
+    goto fail;
   rc = idgen_policy_parse(cfg->policy, &svc->policy);
   if (rc < 0) {
     snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
@@ -128,6 +137,7 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   *out = svc;
   return 0;
 fail:
+  idgen_opaque_free(svc->opaque);
   idgen_ulid_free(svc->ulid);
   idgen_uuid7_free(svc->uuid7);
   idgen_random_system_free(svc->random);
@@ -159,6 +169,7 @@ void idgen__svc_free(idgen__svc *svc) {
   idgen_uuid7_free(svc->uuid7);
   idgen_random_system_free(svc->random);
   idgen_gen_free(svc->gen);
+  idgen_opaque_free(svc->opaque);
   free(svc->shards);
   free(svc);
 }
@@ -171,6 +182,10 @@ const idgen_layout *idgen__svc_layout(const idgen__svc *svc) {
 }
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i) {
   return &svc->shards[i < svc->nshards ? i : svc->nshards - 1];
+}
+
+const idgen_opaque *idgen__svc_opaque(const idgen__svc *svc) {
+  return svc->opaque;
 }
 
 _Atomic uint64_t *idgen__svc_conns(idgen__svc *svc) {
@@ -320,8 +335,7 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
                   "\"policy\":\"%s\"},\"ready\":%s",
                   ks.hwm_ms, st.last_ms,
                   svc->clock == &svc->mono.base ? "monotonic anchored to wall" : "wall",
-                  idgen_policy_name(svc->policy),
-                  ready ? "true" : "false");
+                  idgen_policy_name(svc->policy), ready ? "true" : "false");
   if (!ready) {
     idgen__buf_adds(out, ",\"not_ready_reason\":");
     idgen__buf_add_json_str(out, reason, strlen(reason));

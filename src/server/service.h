@@ -51,6 +51,10 @@ int idgen__svc_ready(idgen__svc *svc, const char **reason);
 void idgen__svc_begin_shutdown(idgen__svc *svc);
 int idgen__svc_stopping(const idgen__svc *svc);
 
+/* The default generator's opaque permutation (tweak "default"), NULL without
+ * --opaque-key-file. Thread-safe to use (idgen/opaque.h). */
+const idgen_opaque *idgen__svc_opaque(const idgen__svc *svc);
+
 /* The token required from clients ("" when none) and a constant-time check. */
 int idgen__svc_auth_required(const idgen__svc *svc);
 int idgen__svc_auth_ok(const idgen__svc *svc, const char *token, size_t len);

@@ -605,7 +605,8 @@ scn_file_statedir() {
     note "r0 restart while full refused: $(grep -v ' info ' "$SD/r0.log" | tail -1 | cut -c26-110)"
   start_replica 3 "$(file_args wait)"
   if wait_ready 3 10; then
-    note "r3 (new worker file) started while full: worker $(worker_of 3)"; start_clients 3
+    note "r3 (new worker file) started while full: worker $(worker_of 3) (FAIL: armed with no HWM written)"
+    start_clients 3; FAILED=$((FAILED + 1))
   else
     note "r3 (new worker file) refused while full: $(grep -v ' info ' "$SD/r3.log" | tail -1 | cut -c26-110)"
     stop_replica 3 KILL

@@ -1,5 +1,6 @@
 /* lease_holder.c: a test program that holds a worker-ID lease and issues IDs, printing
- * "<ms> <worker> <id>" lines on stdout and "# ..." events on stderr, until SIGTERM
+ * "<ms> <worker> <id>" lines on stdout and "# ..." events (states, refusals, each new
+ * lease error) on stderr, until SIGTERM
  * (graceful: final HWM, release) or --duration-ms after it first held the lease.
  * Usage: lease_holder [lease options] [--layout SPEC] [--every-ms N] [--duration-ms N] */
 #include <getopt.h>
@@ -118,6 +119,7 @@ int main(int argc, char **argv) {
   const char *last_state = "";
   int last_err = 0;
   int64_t started = 0; /* --duration-ms counts from the first "held" */
+  char last_lease_err[256] = "";
   while (!stop_flag) {
     if (duration_ms && started && idgen_monotonic_ns() - started > duration_ms * 1000000)
       break;
@@ -143,6 +145,12 @@ int main(int argc, char **argv) {
       idgen_keeper_last_error(keeper, why, sizeof why);
       fprintf(stderr, "# refused %s (%s)\n", idgen_err_name(rc), why);
       last_err = rc;
+    }
+    char lease_err[256]; /* each new lease error once, e.g. a fence refusal */
+    idgen_keeper_last_error(keeper, lease_err, sizeof lease_err);
+    if (strcmp(lease_err, last_lease_err)) {
+      fprintf(stderr, "# error %s\n", lease_err);
+      snprintf(last_lease_err, sizeof last_lease_err, "%s", lease_err);
     }
     sleep_ms(every_ms);
   }

@@ -236,7 +236,9 @@ static void test_deadline(void **state) {
   idgen_clock_fake_advance(&f->clock, 3 * MS);
   uint64_t id;
   assert_int_equal(idgen_gen_next(f->gen, &id), IDGEN_ELEASE);
-  /* sticky: a late renewal does not bring it back, only arming does */
+  /* sticky: a late renewal (cap raised, deadline moved) does not bring it back, only
+   * arming does */
+  idgen_gen_set_cap(f->gen, T0_MS + 5000);
   idgen_gen_set_deadline(f->gen, now + 1000 * MS);
   assert_int_equal(idgen_gen_next(f->gen, &id), IDGEN_ELEASE);
   assert_int_equal(idgen_gen_next_batch(f->gen, &id, 1), IDGEN_ELEASE);
@@ -274,6 +276,7 @@ static void test_arming(void **state) {
   assert_true(p.time_ms > T0_MS + 2000);
   assert_int_equal(p.worker, 9);
   idgen_gen_disarm(gen);
+  idgen_gen_set_cap(gen, T0_MS + 5000); /* a cap raise does not re-arm */
   assert_int_equal(idgen_gen_next(gen, &id), IDGEN_ENOTARMED);
   idgen_gen_free(gen);
   idgen_gen_free(NULL);
@@ -289,6 +292,88 @@ static void test_arming(void **state) {
   idgen_decompose(&c.layout, id, &p);
   assert_int_equal(p.time_ms, T0_MS + 2001);
   idgen_gen_free(gen);
+}
+
+/* A fake clock that runs an action from inside one now_ns read: the generator reads the
+ * clock between loading its armed state (worker, cap, refusal) and its CAS, so the
+ * action lands in the middle of a reservation, as a lease keeper's re-arm can. */
+typedef struct rearming_clock {
+  idgen_clock base;
+  idgen_clock_fake fake;
+  idgen_gen *gen;
+  void (*action)(idgen_gen *gen); /* runs once, at the next read */
+} rearming_clock;
+
+static int64_t rearming_now(idgen_clock *base) {
+  rearming_clock *c = (rearming_clock *)base;
+  int64_t now = idgen_clock_now_ns(&c->fake.base);
+  void (*action)(idgen_gen *) = c->action;
+  c->action = NULL;
+  if (action)
+    action(c->gen);
+  return now;
+}
+
+static void rearming_pass(idgen_clock *base, int64_t ns) {
+  idgen_clock_fake_advance(&((rearming_clock *)base)->fake, ns > 0 ? ns : 1);
+}
+
+static const idgen_clock_class rearming_class = {rearming_now, rearming_pass,
+                                                 rearming_pass};
+
+static void to_worker_9(idgen_gen *gen) {
+  idgen_gen_arm(gen, 9, 0, IDGEN_NO_CAP, IDGEN_NO_DEADLINE);
+}
+static void to_floor_ahead(idgen_gen *gen) { /* same worker, a new holder's floor */
+  idgen_gen_arm(gen, 5, T0_MS + 10, IDGEN_NO_CAP, IDGEN_NO_DEADLINE);
+}
+static void to_cap_behind(idgen_gen *gen) { /* same worker, a cap below the clock */
+  idgen_gen_arm(gen, 5, 0, T0_MS - 1, IDGEN_NO_DEADLINE);
+}
+static void to_disarmed(idgen_gen *gen) {
+  idgen_gen_disarm(gen);
+}
+
+/* A reservation made across a re-arm never counts: the call retries under the new
+ * arming (its worker, floor, cap) or refuses, never issues under the old one. */
+static void test_rearm_inside_reservation(void **state) {
+  (void)state;
+  static const struct {
+    void (*action)(idgen_gen *);
+    int batch;
+  } cases[] = {{to_worker_9, 0},   {to_worker_9, 1}, {to_floor_ahead, 0},
+               {to_cap_behind, 0}, {to_disarmed, 0}, {to_disarmed, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    rearming_clock clock = {.base = {&rearming_class}};
+    idgen_clock_fake_init(&clock.fake, T0_MS * MS);
+    idgen_gen_config c;
+    idgen_gen_config_init(&c, &clock.base);
+    c.worker = 5;
+    assert_int_equal(idgen_gen_new(&clock.gen, &c), 0);
+    clock.action = cases[i].action;
+    uint64_t ids[8] = {0};
+    int64_t rc = cases[i].batch ? idgen_gen_next_batch(clock.gen, ids, 8)
+                                : idgen_gen_next(clock.gen, ids);
+    assert_null(clock.action); /* the re-arm did happen inside the call */
+    idgen_parts p = {0};
+    if (rc >= 0)
+      assert_int_equal(idgen_decompose(&c.layout, ids[0], &p), 0);
+    if (cases[i].action == to_worker_9) {
+      assert_true(rc >= 0);
+      for (int64_t k = 0; k < (cases[i].batch ? rc : 1); k++) {
+        assert_int_equal(idgen_decompose(&c.layout, ids[k], &p), 0);
+        assert_int_equal(p.worker, 9);
+      }
+    } else if (cases[i].action == to_floor_ahead) {
+      assert_int_equal(rc, 0);
+      assert_true(p.time_ms > T0_MS + 10);
+    } else if (cases[i].action == to_cap_behind) {
+      assert_int_equal(rc, IDGEN_ECAP);
+    } else {
+      assert_int_equal(rc, IDGEN_ENOTARMED);
+    }
+    idgen_gen_free(clock.gen);
+  }
 }
 
 static void test_seq_reset_threshold(void **state) {
@@ -374,6 +459,7 @@ int main(void) {
       cmocka_unit_test(test_cap_raised_while_waiting),
       cmocka_unit_test(test_deadline),
       cmocka_unit_test(test_arming),
+      cmocka_unit_test(test_rearm_inside_reservation),
       cmocka_unit_test(test_seq_reset_threshold),
       cmocka_unit_test(test_unit_and_range),
       cmocka_unit_test(test_policy_names),

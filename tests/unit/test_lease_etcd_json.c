@@ -176,6 +176,8 @@ static void test_bodies(void **state) {
   assert_non_null(o);
   json_t *cmp = json_array_get(json_object_get(o, "compare"), 0);
   assert_string_equal(json_string_value(json_object_get(cmp, "target")), "CREATE");
+  assert_string_equal(json_string_value(json_object_get(cmp, "result")), "EQUAL");
+  assert_int_equal(json_integer_value(json_object_get(cmp, "create_revision")), 0);
   assert_string_equal(json_string_value(json_object_get(cmp, "key")),
                       "L2lkZ2VuL24vd29ya2Vycy8z");
   json_t *put =
@@ -188,6 +190,8 @@ static void test_bodies(void **state) {
   o = json_loads(b, 0, NULL);
   cmp = json_array_get(json_object_get(o, "compare"), 0);
   assert_string_equal(json_string_value(json_object_get(cmp, "target")), "LEASE");
+  assert_string_equal(json_string_value(json_object_get(cmp, "key")), "L3c="); /* "/w" */
+  assert_string_equal(json_string_value(json_object_get(cmp, "result")), "EQUAL");
   assert_string_equal(json_string_value(json_object_get(cmp, "lease")), "12");
   put = json_object_get(json_array_get(json_object_get(o, "success"), 0), "request_put");
   assert_null(json_object_get(put, "lease")); /* the HWM key is persistent */

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The etcd fence on a real one-member etcd, each line that keeps two holders of one worker
+# ID apart: the claim's compare (a taken worker key is never claimed), its HWM read (the
+# floor of a new holder; an unreadable HWM stops it), and the HWM write's compare (only
+# while the worker key carries the holder's lease). The last part takes the worker key
+# over while the holder's lease lives: the holder must refuse and stop issuing on it.
+# Usage: lease_etcd_fence.sh /path/to/idgen
+set -euo pipefail
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
+IDGEN=${1:?usage: lease_etcd_fence.sh /path/to/idgen}
+SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
+HOLDER=$BUILD/lease_holder TXN_BODY=$BUILD/etcd_txn_body
+for t in "$HOLDER" "$TXN_BODY"; do [[ -x $t ]] || { echo "$t not built" >&2; exit 1; }; done
+command -v etcd >/dev/null || "$SRC/scripts/deps.sh" test
+T=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd" || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$T"/*.err; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
+ok() { echo "ok - $*"; }
+worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
+floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
+wait_held() { # errfile
+  for _ in $(seq 150); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
+  fail "no 'held' in $1"
+}
+now_ms() { date +%s%3N; }
+
+EPS=$("$SRC/scripts/etcd-cluster.sh" start "$T/etcd" 1)
+echo "etcd at $EPS"
+E=(--lease etcd --etcd "$EPS" --lease-ttl 3 --lease-margin 1000)
+etcd_post() { curl -s -X POST "${EPS%%,*}$1" -d "$2"; } # path body
+b64() { printf %s "$1" | base64 -w0; }
+grant() { etcd_post /v3/lease/grant '{"TTL":60}' | sed -n 's/.*"ID":"\([0-9]*\)".*/\1/p'; }
+put() { # key value [lease]: as an operator (or a bug) would
+  etcd_post /v3/kv/put "{\"key\":\"$(b64 "$1")\",\"value\":\"$(b64 "$2")\"${3:+,\"lease\":\"$3\"}}" |
+    grep -q '"header"' || fail "put $1"
+}
+hwm_of() { # ns worker -> HWM ms from the etcd key
+  etcd_post /v3/kv/range "{\"key\":\"$(b64 "/idgen/$1/hwm/$2")\"}" |
+    sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | base64 -d | sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p'
+}
+txn_succeeds() { etcd_post /v3/kv/txn "$1" | grep -q '"succeeded":true'; } # body
+
+# 1. The compares, with the bodies idgen sends: a claim of a worker key that exists fails,
+#    of a free one succeeds; a HWM write fenced by a lease the worker key does not carry
+#    fails and writes nothing, by the lease it carries succeeds.
+ours=$(grant) theirs=$(grant)
+[[ -n $ours && -n $theirs ]] || fail "lease grant"
+wk=/idgen/c/workers/0 hk=/idgen/c/hwm/0
+put "$wk" operator "$theirs"
+if txn_succeeds "$("$TXN_BODY" claim "$wk" us "$ours" "$hk")"; then fail "claimed a taken worker key"; fi
+txn_succeeds "$("$TXN_BODY" claim /idgen/c/workers/1 us "$ours" /idgen/c/hwm/1)" ||
+  fail "claim of a free worker key refused"
+if txn_succeeds "$("$TXN_BODY" fenced "$wk" "$ours" "$hk" '{"hwm_ms":"5"}')"; then
+  fail "HWM written under a lease the worker key does not carry"
+fi
+[[ -z $(hwm_of c 0) ]] || fail "HWM $(hwm_of c 0) written by a failed fence"
+txn_succeeds "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" '{"hwm_ms":"7"}')" &&
+  [[ $(hwm_of c 0) == 7 ]] || fail "HWM write under the worker key's own lease refused"
+ok "compares: a taken worker key and a foreign lease refused; a free key and its own lease pass"
+
+# 2. The claim reads the HWM in its transaction: one 1.5 s ahead of the clock becomes the
+#    holder's floor and its first ID is past it; an unreadable one stops the holder.
+ahead=$(($(now_ms) + 1500))
+put /idgen/h/hwm/0 "{\"hwm_ms\":\"$ahead\"}"
+"$HOLDER" "${E[@]}" --namespace h --duration-ms 200 >"$T/h.out" 2>"$T/h.err" ||
+  fail "holder on a HWM ahead failed"
+first=$(awk '{print $1}' "$T/h.out" | sort -n | sed -n 1p)
+[[ $(worker_of "$T/h.err") == 0 && $(floor_of "$T/h.err") == "$ahead" && $first -gt $ahead ]] ||
+  fail "worker $(worker_of "$T/h.err"), floor $(floor_of "$T/h.err"), first ms $first; HWM $ahead"
+put /idgen/u/hwm/0 'not a record'
+st=0
+"$HOLDER" "${E[@]}" --namespace u --duration-ms 200 >"$T/u.out" 2>"$T/u.err" || st=$?
+[[ $st -eq 1 && ! -s $T/u.out ]] && grep -q 'unreadable HWM record' "$T/u.err" ||
+  fail "holder on an unreadable HWM: exit $st, $(wc -l <"$T/u.out") IDs"
+ok "claim read the HWM: floor $ahead, first ID at $first; an unreadable HWM refused: $(cat "$T/u.err")"
+
+# 3. The worker key re-put under another lease while the holder's lease lives: its next
+#    HWM write fails the fence; it logs that, stops issuing on that worker (never above
+#    the last HWM it wrote) and carries on with another worker ID.
+"$HOLDER" "${E[@]}" --namespace t >"$T/t.out" 2>"$T/t.err" & a=$!
+pids+=("$a")
+wait_held "$T/t.err"
+sleep 0.5
+put /idgen/t/workers/0 operator "$(grant)"
+hwm=$(hwm_of t 0) # from here on no write of the holder's can pass the fence
+refused=0
+for _ in $(seq 50); do
+  grep -q '^# error .*no longer carries our lease' "$T/t.err" && { refused=1; break; }
+  sleep 0.1
+done
+[[ $refused -eq 1 ]] || fail "the holder did not log the fence refusal within 5 s"
+t_seen=$(now_ms)
+sleep 1
+kill -TERM "$a"; wait "$a" || fail "graceful stop failed"
+pids=()
+amax=$(awk '$2 == 0 {print $1}' "$T/t.out" | sort -n | tail -1)
+late=$(awk -v t="$t_seen" '$2 == 0 && $1 > t' "$T/t.out" | wc -l)
+moved=$(awk '$2 == 1' "$T/t.out" | wc -l)
+[[ -n $amax && $amax -le $hwm && $late -eq 0 && $moved -gt 0 ]] ||
+  fail "worker 0: last ms $amax (HWM $hwm), $late IDs after the refusal; $moved IDs on worker 1"
+ok "worker key taken over: fence refused; worker 0's last ms $amax <= HWM $hwm, none after; $moved IDs on worker 1"
+echo "lease_etcd_fence: all passed"

@@ -1,0 +1,161 @@
+/* test_lease_durability.c: a file provider's HWM write reaches the disk before it
+ * returns (one fdatasync per write, counted by wrapping fdatasync at link time with
+ * -Wl,--wrap=fdatasync), and every way the write can fail (a failed sync, a refused or
+ * short write under RLIMIT_FSIZE) comes back as an error, never as a success. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "idgen.h"
+#include "idgen/lease.h"
+#include "lease/lease_internal.h"
+
+#define T0_MS INT64_C(1780272000000) /* 2026-06-01 */
+
+/* The watched file: its fdatasync calls, what it held at the last one, and an errno to
+ * fail them with (0: pass them on). */
+static struct {
+  dev_t dev;
+  ino_t ino;
+  int calls;
+  int64_t hwm_at_sync;
+  int fail_errno;
+} watch;
+
+int __real_fdatasync(int fd);
+int __wrap_fdatasync(int fd);
+
+int __wrap_fdatasync(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_dev == watch.dev && st.st_ino == watch.ino) {
+    watch.calls++;
+    char buf[1024];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    idgen__record rec;
+    watch.hwm_at_sync =
+        n > 0 && idgen__record_parse(buf, (size_t)n, &rec) == 0 ? rec.hwm_ms : -1;
+    if (watch.fail_errno) {
+      errno = watch.fail_errno;
+      return -1;
+    }
+  }
+  return __real_fdatasync(fd);
+}
+
+static char dir[256];
+
+static int setup(void **state) {
+  (void)state;
+  memset(&watch, 0, sizeof watch);
+  snprintf(dir, sizeof dir, "/tmp/idgen-test-durability-XXXXXX");
+  return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A file lease holding worker 0, whose file is watched. */
+static idgen_lease *hold_worker_0(void) {
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  c.kind = IDGEN_LEASE_FILE;
+  snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
+  idgen_lease *l = NULL;
+  char err[256];
+  assert_int_equal(idgen_lease_open(&l, &c, 1023, err, sizeof err), 0);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(l, &g), 0);
+  assert_int_equal(g.worker, 0);
+  char path[300];
+  snprintf(path, sizeof path, "%s/worker-0", dir);
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  watch.dev = st.st_dev;
+  watch.ino = st.st_ino;
+  watch.calls = 0;
+  return l;
+}
+
+static void test_each_hwm_write_is_synced(void **state) {
+  (void)state;
+  idgen_lease *l = hold_worker_0();
+  for (int i = 1; i <= 3; i++) {
+    int64_t hwm = T0_MS + 1000 * i;
+    assert_int_equal(idgen_lease_write_hwm(l, hwm), 0);
+    assert_int_equal(watch.calls, i);
+    assert_true(watch.hwm_at_sync == hwm); /* the sync came after the write */
+  }
+  /* the final HWM of a graceful release too */
+  assert_int_equal(idgen_lease_release(l, T0_MS + 1500), 0);
+  assert_int_equal(watch.calls, 4);
+  assert_true(watch.hwm_at_sync == T0_MS + 1500);
+  idgen_lease_free(l);
+}
+
+static void test_failed_sync_is_an_error(void **state) {
+  (void)state;
+  idgen_lease *l = hold_worker_0();
+  watch.fail_errno = EIO;
+  assert_int_equal(idgen_lease_write_hwm(l, T0_MS + 3000), -EIO);
+  assert_non_null(strstr(idgen_lease_why(l), "worker-0"));
+  watch.fail_errno = 0;
+  assert_int_equal(idgen_lease_write_hwm(l, T0_MS + 3000), 0);
+  idgen_lease_free(l);
+}
+
+/* Writes one HWM with the file size limit at limit bytes (SIGXFSZ ignored, so the write
+ * fails or comes up short instead of killing us); restores both before returning. */
+static int write_hwm_with_fsize_limit(idgen_lease *l, rlim_t limit, int64_t hwm) {
+  struct rlimit old, low;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+  low = old;
+  low.rlim_cur = limit;
+  struct sigaction ignore, saved;
+  memset(&ignore, 0, sizeof ignore);
+  ignore.sa_handler = SIG_IGN;
+  assert_int_equal(sigaction(SIGXFSZ, &ignore, &saved), 0);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &low), 0);
+  int rc = idgen_lease_write_hwm(l, hwm);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+  assert_int_equal(sigaction(SIGXFSZ, &saved, NULL), 0);
+  return rc;
+}
+
+static void test_refused_write_is_an_error(void **state) {
+  (void)state;
+  idgen_lease *l = hold_worker_0();
+  /* the record cannot grow past 0 bytes: the write is refused (EFBIG) */
+  assert_int_equal(write_hwm_with_fsize_limit(l, 0, T0_MS + 3000), -EFBIG);
+  assert_non_null(strstr(idgen_lease_why(l), "worker-0"));
+  /* nor past 100 bytes: the write comes up short */
+  assert_int_equal(write_hwm_with_fsize_limit(l, 100, T0_MS + 3000), -EIO);
+  /* nothing above was synced as if it were written */
+  assert_int_equal(watch.calls, 0);
+  assert_int_equal(idgen_lease_write_hwm(l, T0_MS + 4000), 0);
+  assert_int_equal(watch.calls, 1);
+  idgen_lease_free(l);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_each_hwm_write_is_synced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_failed_sync_is_an_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refused_write_is_an_error, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
