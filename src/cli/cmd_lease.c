@@ -109,10 +109,10 @@ int idgen__cmd_lease(int argc, char **argv) {
   if (cli_layout(layout_spec, &layout, err, sizeof err) < 0)
     return cli_error(CLI_USAGE, "lease", "%s", err);
   uint64_t max_worker = idgen_layout_max_worker(&layout);
-  if (idgen_lease_config_check(&config, max_worker, err, sizeof err))
+  if (idgen_lease_config_check(&config, &layout, err, sizeof err))
     return cli_error(CLI_USAGE, "lease", "%s", err);
   idgen_lease *lease;
-  int rc = idgen_lease_open(&lease, &config, max_worker, err, sizeof err);
+  int rc = idgen_lease_open(&lease, &config, &layout, err, sizeof err);
   if (rc)
     return cli_error(CLI_FAILED, "lease", "%s", err);
 

@@ -99,8 +99,7 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "generator: %s", idgen_strerror(rc));
     goto fail;
   }
-  uint64_t max_worker = idgen_layout_max_worker(&svc->layout);
-  rc = idgen_lease_open(&svc->lease, &cfg->lease, max_worker, err, errlen);
+  rc = idgen_lease_open(&svc->lease, &cfg->lease, &svc->layout, err, errlen);
   if (rc < 0)
     goto fail;
   idgen_keeper_config kc;

@@ -77,7 +77,9 @@ static idgen_lease *hold_worker_0(void) {
   snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
   idgen_lease *l = NULL;
   char err[256];
-  assert_int_equal(idgen_lease_open(&l, &c, 1023, err, sizeof err), 0);
+  idgen_layout snowflake;
+  idgen_layout_preset("snowflake", &snowflake);
+  assert_int_equal(idgen_lease_open(&l, &c, &snowflake, err, sizeof err), 0);
   idgen_lease_grant g;
   assert_int_equal(idgen_lease_acquire(l, &g), 0);
   assert_int_equal(g.worker, 0);
