@@ -6,8 +6,8 @@
 # --datacenter (both regions claim from worker ID 0), must find duplicates. Also: with
 # --worker-id-range 0-3 the fifth of five replicas is refused naming the range (etcd and
 # file); a replica of another region on the same datacenter and etcd is refused at
-# start; an ID held under its other name (no --datacenter) is passed over; idgen lease
-# lists the holders per datacenter. Usage: lease_regions.sh /path/to/idgen
+# start; an ID held under its other name (no --datacenter) is passed over, and its HWM
+# there is the floor; idgen lease lists the holders per datacenter. Usage: lease_regions.sh /path/to/idgen
 source "$(dirname "$0")/server_common.bash"
 command -v etcd >/dev/null && command -v jq >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
 stop_etcd() {
@@ -26,15 +26,15 @@ region_args() {
     "--region ${NAMES[$(($1 - 1))]} --max-count 50000"
 }
 
-# start_regions [extra args, "%R" replaced by the region]: three replicas per region,
-# named r1..r3 (east) and r4..r6 (west).
+# start_regions NAME [extra args, "%R" replaced by the region]: three replicas per
+# region, named NAME1..NAME3 (east) and NAME4..NAME6 (west).
 start_regions() {
   local r i n=0
   for r in 1 2; do
     for i in 1 2 3; do
       n=$((n + 1))
       # shellcheck disable=SC2046
-      start_server "r$n" $(region_args "$r") ${1//%R/$r} || return 1
+      start_server "$1$n" $(region_args "$r") ${2//%R/$r} || return 1
       HTTPS[$n]=$HTTP PIDS[$n]=$SERVER_PID
     done
   done
@@ -79,7 +79,7 @@ node_fields() {
 }
 
 # ---- 1. two regions, datacenters 1 and 2 ---------------------------------------------
-start_regions "--datacenter %R" || { finish; exit 1; }
+start_regions dc "--datacenter %R" || { finish; exit 1; }
 fetch dc
 read -r ids dups < <(check_histories dc)
 check "10^6 IDs from six replicas in two regions" 1000008 "$ids"
@@ -115,14 +115,23 @@ check_match "... naming the other region" "has a live holder in region 'east'.*t
 # A replica without --datacenter (a rolling change) names worker IDs whole: 32-34 are
 # datacenter 1's workers 0-2, held under their other name, so it takes 35.
 # shellcheck disable=SC2046
-start_server flat $(region_args 1) --worker-id-range 32-35
+start_server flat35 $(region_args 1) --worker-id-range 32-35
 check "no --datacenter, range 32-35: worker 35 (32-34 are dc 1's)" 35 \
   "$(curl -s "http://$HTTP/v1/info" | jq .worker_id)"
 stop_server "$SERVER_PID" || fail "flat replica did not stop cleanly"
 stop_regions
+# East gone, its HWMs stay: a replica without --datacenter taking worker ID 32 (east's
+# datacenter 1, worker 0) starts past the HWM east's worker 0 left under that name.
+hwm=$("$IDGEN" lease --layout twitter --lease etcd --etcd "${EPS[1]}" --namespace "$NS" |
+  awk '/^datacenter 1:/ {d = 1; next} /^(datacenter|no)/ {d = 0} d && $1 == "0" {print $5}')
+# shellcheck disable=SC2046
+start_server flat32 $(region_args 1) --worker-id-range 32-32
+check "worker ID 32's floor is the HWM left as datacenter 1, worker 0 ($hwm)" "$hwm" \
+  "$(curl -s "http://$HTTP/v1/info" | jq -r .lease.floor)"
+stop_server "$SERVER_PID" || fail "flat32 did not stop cleanly"
 
 # ---- 3. the negative control: no --datacenter ----------------------------------------
-start_regions "" || { finish; exit 1; }
+start_regions flat "" || { finish; exit 1; }
 fetch flat
 read -r ids dups < <(check_histories flat)
 for n in 1 4; do
