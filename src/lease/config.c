@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +179,17 @@ static int ns_ok(const char *s) {
   return 1;
 }
 
+/* The options that take a non-negative integer, and the int64_t each sets. */
+static const struct {
+  const char *name;
+  size_t offset;
+} whole_numbers[] = {
+    {"worker-id", offsetof(idgen_lease_config, worker_id)},
+    {"worker-id-offset", offsetof(idgen_lease_config, worker_id_offset)},
+    {"pod-index", offsetof(idgen_lease_config, pod_index)},
+    {"datacenter", offsetof(idgen_lease_config, datacenter)},
+};
+
 int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *value,
                            char *err, size_t errlen) {
   if (!c || !name)
@@ -191,6 +203,14 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
   if (opt->has_arg && !value)
     return fail(err, errlen, "--%s needs a value", name);
   int64_t v;
+  for (size_t i = 0; i < sizeof whole_numbers / sizeof whole_numbers[0]; i++) {
+    if (strcmp(name, whole_numbers[i].name))
+      continue;
+    if (parse_i64(value, 0, INT64_MAX, &v))
+      return fail(err, errlen, "--%s: '%s' is not a non-negative integer", name, value);
+    memcpy((char *)c + whole_numbers[i].offset, &v, sizeof v);
+    return 0;
+  }
   if (!strcmp(name, "lease")) {
     if (idgen_lease_kind_parse(value, &c->kind))
       return fail(err, errlen, "--lease: unknown provider '%s' (file, etcd, k8s, static)",
@@ -199,19 +219,6 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     if (!*value || strlen(value) >= sizeof c->state_dir)
       return fail(err, errlen, "--state-dir: empty or too long");
     snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
-  } else if (!strcmp(name, "worker-id")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--worker-id: '%s' is not a non-negative integer", value);
-    c->worker_id = v;
-  } else if (!strcmp(name, "worker-id-offset")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--worker-id-offset: '%s' is not a non-negative integer",
-                  value);
-    c->worker_id_offset = v;
-  } else if (!strcmp(name, "pod-index")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--pod-index: '%s' is not a non-negative integer", value);
-    c->pod_index = v;
   } else if (!strcmp(name, "etcd")) {
     return set_endpoints(c, value, err, errlen);
   } else if (!strcmp(name, "namespace") || !strcmp(name, "region")) {
@@ -220,10 +227,6 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
                   sizeof c->ns - 1);
     char *dst = !strcmp(name, "namespace") ? c->ns : c->region;
     snprintf(dst, IDGEN_LEASE_NAME_MAX, "%s", value);
-  } else if (!strcmp(name, "datacenter")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--datacenter: '%s' is not a non-negative integer", value);
-    c->datacenter = v;
   } else if (!strcmp(name, "worker-id-range")) {
     return set_range(c, value, err, errlen);
   } else if (!strcmp(name, "lease-ttl")) {
