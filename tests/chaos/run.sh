@@ -508,21 +508,28 @@ scn_etcd_leader() {
   finish
 }
 
-scn_etcd_quorum() {
-  begin etcd-quorum "two of three etcd members killed (quorum lost) past the TTL, then restored"
-  etcd_up
-  start_n 3 wait || { finish; return; }
-  sleep "$PHASE"
-  local l a b
+# lose_quorum I...: SIGKILLs a follower, then the leader, of the 3-member cluster for
+# TTL + 3 s; notes meanwhile whether replicas I... are ready; restarts both, waits for
+# the cluster, and sets HEAL_MS.
+lose_quorum() {
+  local l a b i
   l=$("$SRC/scripts/etcd-cluster.sh" leader "$ETCD_DIR")
   a=$(( (l + 1) % 3 )) b=$l   # a follower first, then the leader
   "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$a" KILL
   "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$b" KILL
   sleep $((TTL + 3))
-  note "during the loss: ready $(for i in 0 1 2; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
+  note "during the loss: ready $(for i in "$@"; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
   etcd_restart "$a"; etcd_restart "$b"
   etcd_all_healthy || note "etcd not healthy again"
   HEAL_MS=$(now_ms)
+}
+
+scn_etcd_quorum() {
+  begin etcd-quorum "two of three etcd members killed (quorum lost) past the TTL, then restored"
+  etcd_up
+  start_n 3 wait || { finish; return; }
+  sleep "$PHASE"
+  lose_quorum 0 1 2
   sleep $((PHASE + TTL))
   note "after: workers $(worker_of 0)/$(worker_of 1)/$(worker_of 2)"
   check_recovered 0 1 2
@@ -537,7 +544,7 @@ scn_regions() {
   begin regions "two regions (datacenters 1 and 2, an etcd each); region 1's etcd loses quorum, region 2 keeps serving"
   etcd_up
   LAYOUT=twitter
-  local eps_b i l a b t_loss t_heal served
+  local eps_b i t_loss served
   eps_b=$("$SRC/scripts/etcd-cluster.sh" start "$ETCD_B_DIR" 1) || { note "region 2's etcd did not start"; finish; return; }
   for i in 0 1 2 3; do
     if ((i < 2)); then
@@ -550,21 +557,12 @@ scn_regions() {
   for i in 0 1 2 3; do start_clients "$i"; done
   sleep "$PHASE"
   note "workers $(worker_of 0)/$(worker_of 1) (dc 1), $(worker_of 2)/$(worker_of 3) (dc 2)"
-  l=$("$SRC/scripts/etcd-cluster.sh" leader "$ETCD_DIR")
-  a=$(( (l + 1) % 3 )) b=$l   # a follower first, then the leader
   t_loss=$(now_ms)
-  "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$a" KILL
-  "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$b" KILL
-  sleep $((TTL + 3))
-  note "during the loss: ready $(for i in 0 1 2 3; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
-  etcd_restart "$a"; etcd_restart "$b"
-  etcd_all_healthy || note "etcd not healthy again"
-  t_heal=$(now_ms)
-  HEAL_MS=$t_heal
+  lose_quorum 0 1 2 3
   sleep $((PHASE + TTL))
   # Region 2 served all along: IDs its clients received while region 1 had no quorum.
   served=$(cat "$SD"/[hs][23].hist 2>/dev/null |
-    awk -v a="$t_loss" -v b="$t_heal" '$1 >= a && $1 < b && $3 != "ERR"' | wc -l)
+    awk -v a="$t_loss" -v b="$HEAL_MS" '$1 >= a && $1 < b && $3 != "ERR"' | wc -l)
   if [[ $served -gt 0 ]]; then note "region 2 issued $served IDs during the loss"; else
     note "region 2 issued nothing during the loss (FAIL)"; FAILED=$((FAILED + 1)); fi
   check_recovered 0 1

@@ -44,6 +44,17 @@ static const idgen_layout *layout_of(const char *name) {
   return &l;
 }
 
+/* Opens the lease c configures under the named layout; it must open. */
+static idgen_lease *open_config(const idgen_lease_config *c, const char *layout) {
+  idgen_lease *l = NULL;
+  char err[256];
+  int rc = idgen_lease_open(&l, c, layout_of(layout), err, sizeof err);
+  if (rc)
+    print_error("open: %s\n", err);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
 /* A lease of kind under snowflake; a file lease claims only 0..max_worker. */
 static idgen_lease *open_kind(idgen_lease_kind kind, uint64_t max_worker) {
   idgen_lease_config c;
@@ -58,13 +69,7 @@ static idgen_lease *open_kind(idgen_lease_kind kind, uint64_t max_worker) {
   c.worker_id = 7;
   c.pod_index = 2;
   c.worker_id_offset = 10;
-  idgen_lease *l = NULL;
-  char err[256];
-  int rc = idgen_lease_open(&l, &c, layout_of("snowflake"), err, sizeof err);
-  if (rc)
-    print_error("open: %s\n", err);
-  assert_int_equal(rc, 0);
-  return l;
+  return open_config(&c, "snowflake");
 }
 
 static void test_file_smallest_free(void **state) {
@@ -128,13 +133,7 @@ static idgen_lease *open_in(const char *sub, const char *space, int64_t static_w
   }
   snprintf(c.state_dir, sizeof c.state_dir, "%s/%s", dir, sub);
   snprintf(c.ns, sizeof c.ns, "%s", space);
-  idgen_lease *l = NULL;
-  char err[256];
-  int rc = idgen_lease_open(&l, &c, layout_of("snowflake"), err, sizeof err);
-  if (rc)
-    print_error("open: %s\n", err);
-  assert_int_equal(rc, 0);
-  return l;
+  return open_config(&c, "snowflake");
 }
 
 static void write_file(const char *name, const char *content, size_t len) {
@@ -228,13 +227,7 @@ static idgen_lease *open_twitter(const char *space, int64_t dc, int64_t lo, int6
   c.datacenter = dc;
   c.range_lo = lo;
   c.range_hi = hi;
-  idgen_lease *l = NULL;
-  char err[256];
-  int rc = idgen_lease_open(&l, &c, layout_of("twitter"), err, sizeof err);
-  if (rc)
-    print_error("open: %s\n", err);
-  assert_int_equal(rc, 0);
-  return l;
+  return open_config(&c, "twitter");
 }
 
 /* --datacenter 3 under twitter: worker IDs 3 << 5 | N, the file dc-3/worker-N, claimed
