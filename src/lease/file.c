@@ -121,7 +121,7 @@ static int take_alias(file_lease *fl, uint64_t w, int64_t *floor_ms) {
     return idgen__why(&fl->base, rc,
                       "%s: unreadable HWM record (%s); move the file away only if no "
                       "process used it in the last seconds",
-                      path, rc < 0 ? strerror(-rc) : idgen_strerror(rc));
+                      path, idgen_strerror(rc));
   }
   *floor_ms = rec.hwm_ms;
   return 0;
