@@ -257,7 +257,8 @@ static void test_record_roundtrip(void **state) {
   assert_int_equal(idgen__record_parse(buf, (size_t)n, &back), 0);
   assert_int_equal(back.datacenter, 31);
   assert_string_equal(back.region, "eu-west.1");
-  assert_int_equal(idgen__record_parse("{\"hwm_ms\":\"1\",\"region\":7}", 27, &back),
+  const char *bad_region = "{\"hwm_ms\":\"1\",\"region\":7}";
+  assert_int_equal(idgen__record_parse(bad_region, strlen(bad_region), &back),
                    IDGEN_EFORMAT);
   assert_int_equal(idgen__record_parse("   \n", 4, &back), IDGEN_EEMPTY);
   assert_int_equal(idgen__record_parse("{\"hwm_ms\":\"x\"}", 14, &back), IDGEN_EFORMAT);
