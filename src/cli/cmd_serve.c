@@ -1,5 +1,6 @@
 /* cmd_serve.c: `idgen serve`: the network ID service (HTTP/JSON and RESP2). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "server/config.h"
@@ -19,6 +20,12 @@ int idgen__cmd_serve(int argc, char **argv) {
     return cli_error(CLI_FAILED, "serve", "%s", err);
   }
   if (idgen__serve_config_check(&cfg, err, sizeof err) < 0)
+    return cli_error(CLI_USAGE, "serve", "%s", err);
+  /* The lease options against the layout (--datacenter needs two node fields, ...): a
+   * usage error too. A bad layout is the server's to report. */
+  idgen_layout layout;
+  if (idgen_layout_parse(cfg.layout, strlen(cfg.layout), 0, &layout, NULL, 0) == 0 &&
+      idgen_lease_config_check(&cfg.lease, &layout, err, sizeof err))
     return cli_error(CLI_USAGE, "serve", "%s", err);
   return idgen__serve_run(&cfg) == 0 ? CLI_OK : CLI_FAILED;
 }

@@ -324,6 +324,17 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
           lease_source("max-clock-skew"));
   fprintf(out, "require-ntp-sync = %s  # %s\n", l->require_ntp_sync ? "true" : "false",
           lease_source("require-ntp-sync"));
+  if (l->datacenter >= 0)
+    fprintf(out, "datacenter = %lld  # %s\n", (long long)l->datacenter,
+            lease_source("datacenter"));
+  else
+    fprintf(out, "datacenter = unset  # %s\n", lease_source("datacenter"));
+  if (l->range_lo >= 0)
+    fprintf(out, "worker-id-range = \"%lld-%lld\"  # %s\n", (long long)l->range_lo,
+            (long long)l->range_hi, lease_source("worker-id-range"));
+  else
+    fprintf(out, "worker-id-range = unset  # %s\n", lease_source("worker-id-range"));
+  fprintf(out, "region = \"%s\"  # %s\n", l->region, lease_source("region"));
 }
 
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {

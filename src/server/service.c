@@ -27,8 +27,9 @@ struct idgen__svc {
   idgen_clock_wall wall;
   idgen_clock *clock; /* one of the two, by --clock */
   idgen_gen *gen;
-  idgen_lease *lease;   /* the provider: which one is known only here */
-  idgen_keeper *keeper; /* owns renewal, HWM writes, arming, in its own thread */
+  idgen_lease *lease;      /* the provider: which one is known only here */
+  idgen_lease_space space; /* the worker IDs it may claim: datacenter, range */
+  idgen_keeper *keeper;    /* owns renewal, HWM writes, arming, in its own thread */
   idgen_random *random;
   idgen_uuid7_gen *uuid7;
   idgen_ulid_gen *ulid;
@@ -99,10 +100,10 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "generator: %s", idgen_strerror(rc));
     goto fail;
   }
-  uint64_t max_worker = idgen_layout_max_worker(&svc->layout);
-  rc = idgen_lease_open(&svc->lease, &cfg->lease, max_worker, err, errlen);
+  rc = idgen_lease_open(&svc->lease, &cfg->lease, &svc->layout, err, errlen);
   if (rc < 0)
     goto fail;
+  idgen_lease_space_of(&cfg->lease, &svc->layout, &svc->space, NULL, 0); /* checked */
   idgen_keeper_config kc;
   idgen_keeper_config_from(&kc, &cfg->lease);
   kc.lease = svc->lease;
@@ -286,6 +287,20 @@ static void add_time(idgen__buf *out, int64_t ms) {
     idgen__buf_adds(out, "null");
 }
 
+/* "datacenter":N|null,"region":"..","worker_range":{"field":..,"lo":..,"hi":..} */
+static void add_space_json(idgen__svc *svc, idgen__buf *out) {
+  const idgen_lease_space *sp = &svc->space;
+  if (sp->datacenter >= 0)
+    idgen__buf_addf(out, "\"datacenter\":%lld", (long long)sp->datacenter);
+  else
+    idgen__buf_adds(out, "\"datacenter\":null");
+  idgen__buf_adds(out, ",\"region\":");
+  idgen__buf_add_json_str(out, svc->cfg.lease.region, strlen(svc->cfg.lease.region));
+  idgen__buf_adds(out, ",\"worker_range\":{\"field\":");
+  idgen__buf_add_json_str(out, sp->field, strlen(sp->field));
+  idgen__buf_addf(out, ",\"lo\":%" PRIu64 ",\"hi\":%" PRIu64 "}", sp->lo, sp->hi);
+}
+
 void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
@@ -309,8 +324,10 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   add_time(out, idgen_layout_end_ms(&svc->layout));
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
-  idgen__buf_addf(out, "},\"worker_id\":%lld,\"provider\":\"%s\",\"provider_detail\":",
-                  (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind));
+  idgen__buf_addf(out, "},\"worker_id\":%lld,", (long long)ks.worker);
+  add_space_json(svc, out);
+  idgen__buf_addf(out, ",\"provider\":\"%s\",\"provider_detail\":",
+                  idgen_lease_kind_name(svc->cfg.lease.kind));
   idgen__buf_add_json_str(out, svc->provider, strlen(svc->provider));
   idgen__buf_addf(out,
                   ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
@@ -364,6 +381,10 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
       ks.hwm_ms, idgen_policy_name(svc->policy), ready);
   if (!ready)
     idgen__buf_addf(out, "not_ready_reason:%s\r\n", reason);
+  idgen__buf_addf(
+      out, "datacenter:%lld\r\nregion:%s\r\nworker_range:%" PRIu64 "-%" PRIu64 "\r\n",
+      (long long)svc->space.datacenter, svc->cfg.lease.region, svc->space.lo,
+      svc->space.hi);
   idgen__buf_addf(out,
                   "ids_issued:%" PRIu64 "\r\nsequence_waits:%" PRIu64
                   "\r\nclock_back:%" PRIu64 "\r\n",
@@ -474,6 +495,18 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
                   "idgen_lease_request_duration_seconds_count{provider=\"%s\"} %" PRIu64
                   "\n",
                   svc->provider, (double)lat.sum_us / 1e6, svc->provider, lat.count);
+  idgen__buf_addf(out,
+                  "# HELP idgen_lease_datacenter The datacenter (the layout's high node "
+                  "field, --datacenter) this process issues in, by region; -1: none.\n"
+                  "# TYPE idgen_lease_datacenter gauge\n"
+                  "idgen_lease_datacenter{region=\"%s\"} %lld\n"
+                  "# HELP idgen_lease_worker_range The values of the claimed field the "
+                  "provider may take (--worker-id-range), by bound.\n"
+                  "# TYPE idgen_lease_worker_range gauge\n"
+                  "idgen_lease_worker_range{bound=\"lo\"} %" PRIu64 "\n"
+                  "idgen_lease_worker_range{bound=\"hi\"} %" PRIu64 "\n",
+                  svc->cfg.lease.region, (long long)svc->space.datacenter, svc->space.lo,
+                  svc->space.hi);
 }
 
 const char *idgen__svc_error_code(int err, int *temporary) {
