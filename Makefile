@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants run install bench bench-btree fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants test-image run install bench bench-btree fuzz clean format image
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-integration test-mutants:
+test-unit test-asan test-tsan test-integration test-mutants test-image:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.
@@ -28,6 +28,17 @@ run: build
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The container image (Containerfile) with podman. RUN steps under chroot isolation need
+# no OCI runtime, so the build also works where `podman run` cannot start a container.
+# BASE=... builds FROM another base (a local one when no registry is reachable).
+VERSION := $(shell awk '/^project/ {print $$3}' CMakeLists.txt)
+PODMAN ?= podman
+IMAGE ?= idgen:$(VERSION)
+IMAGE_FLAGS ?= --isolation=chroot
+BASE ?=
+image:
+	$(PODMAN) build $(IMAGE_FLAGS) $(if $(BASE),--build-arg BASE=$(BASE)) -t $(IMAGE) -f Containerfile .
 
 bench: build
 	@scripts/bench.sh
