@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh build|run|test|bench ...
 set -euo pipefail
 
-build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev
+build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev python3 help2man
        libh2o-evloop-dev uuid-dev libssl-dev)
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib libpq-dev gnuplot-nox

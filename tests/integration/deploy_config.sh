@@ -32,8 +32,10 @@ for listener in http resp; do
     fail "$listener listens on $(value $listener), the container port is $want"
 done
 
-unit=$src/deploy/systemd/idgen.service
-cmd=$(sed -n 's|^ExecStart=/usr/local/bin/idgen ||p' "$unit")
+# The unit's template (install.sh checks the installed unit with systemd-analyze).
+unit=$src/deploy/systemd/idgen.service.in
+cmd=$(sed -n 's|^ExecStart=@CMAKE_INSTALL_FULL_BINDIR@/idgen ||p' "$unit")
+[[ $cmd == serve* ]] || fail "no ExecStart=@CMAKE_INSTALL_FULL_BINDIR@/idgen serve in $unit"
 # shellcheck disable=SC2086
 IDGEN_STATE_DIR=$dir "$idgen" $cmd --print-config > /dev/null || fail "unit command '$cmd'"
 for var in $(grep -o 'IDGEN_[A-Z_]*' "$unit" | sort -u); do
