@@ -1,20 +1,20 @@
-/* fuzz_server.h: the server's sans-I/O sources in one unit, for the fuzz targets
- * (scripts/fuzz.sh compiles one file against libidgen.a), and a service built once. */
+/* fuzz_server.h: a service built once for the server's fuzz targets, which link the
+ * server library (scripts/fuzz.sh). The configuration comes from the server's own option
+ * table, as `idgen serve` would build it, so a new option's default reaches the fuzzers. */
 #ifndef IDGEN_FUZZ_SERVER_H
 #define IDGEN_FUZZ_SERVER_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "../src/server/api.c"
-#include "../src/server/buf.c"
-#include "../src/server/decode_json.c"
-#include "../src/server/id_form.c"
-#include "../src/server/log.c"
-#include "../src/server/metrics.c"
-#include "../src/server/resp.c"
-#include "../src/server/service.c"
+#include "server/api.h"
+#include "server/config.h"
+#include "server/log.h"
+#include "server/service.h"
+
+#define FUZZ_TOKEN "fuzz-token-0123456789"
 
 static idgen__svc *fuzz_svc;
 static idgen__tctx fuzz_tctx;
@@ -24,26 +24,23 @@ static idgen__tctx fuzz_tctx;
  * 64, ready to issue before the first input. */
 static void fuzz_server_init(void) {
   static idgen__serve_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  strcpy(cfg.layout, "snowflake");
-  strcpy(cfg.policy, "logical");
-  strcpy(cfg.clock, "mono");
-  strcpy(cfg.auth_token, "fuzz-token");
-  cfg.max_count = 64;
-  cfg.max_header_bytes = 8192;
-  cfg.max_request_line = 2048;
-  idgen_lease_config_init(&cfg.lease);
   char dir[] = "/tmp/idgen-fuzz-XXXXXX";
+  if (!mkdtemp(dir))
+    abort();
+  char key[sizeof dir + 16];
+  snprintf(key, sizeof key, "%s/opaque.key", dir);
+  FILE *f = fopen(key, "w");
+  if (!f || fputs("000102030405060708090a0b0c0d0e0f\n", f) < 0 || fclose(f) != 0)
+    abort();
+  char *argv[] = {"serve", "--policy",    "logical", "--max-count",
+                  "64",    "--lease",     "static",  "--worker-id",
+                  "7",     "--state-dir", dir,       "--opaque-key-file",
+                  key,     NULL};
   char err[256];
-  if (!mkdtemp(dir) ||
-      idgen_lease_config_set(&cfg.lease, "lease", "static", err, sizeof err) ||
-      idgen_lease_config_set(&cfg.lease, "worker-id", "7", err, sizeof err) ||
-      idgen_lease_config_set(&cfg.lease, "state-dir", dir, err, sizeof err))
+  if (idgen__serve_config_load(&cfg, (int)(sizeof argv / sizeof argv[0]) - 1, argv, stderr,
+                               err, sizeof err) != IDGEN_CONFIG_SERVE)
     abort();
-  snprintf(cfg.opaque_key_file, sizeof cfg.opaque_key_file, "%s/opaque.key", dir);
-  FILE *key = fopen(cfg.opaque_key_file, "w");
-  if (!key || fputs("000102030405060708090a0b0c0d0e0f\n", key) < 0 || fclose(key) != 0)
-    abort();
+  strcpy(cfg.auth_token, FUZZ_TOKEN);
   idgen__log_open("/dev/null");
   if (idgen__svc_new(&fuzz_svc, &cfg, 1, err, sizeof err) < 0 ||
       idgen__tctx_init(&fuzz_tctx, fuzz_svc, 0) < 0)

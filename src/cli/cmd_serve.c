@@ -8,16 +8,17 @@
 int idgen__cmd_serve(int argc, char **argv) {
   static idgen__serve_config cfg;
   char err[512];
-  int rc = idgen__serve_config_load(&cfg, argc, argv, stdout, err, sizeof err);
-  if (rc == 1)
+  switch (idgen__serve_config_load(&cfg, argc, argv, stdout, err, sizeof err)) {
+  case IDGEN_CONFIG_SERVE:
+    break;
+  case IDGEN_CONFIG_DONE:
     return CLI_OK;
-  if (rc != 0)
+  case IDGEN_CONFIG_USAGE:
     return cli_error(CLI_USAGE, "serve", "%s", err);
-  char host[256];
-  uint16_t port;
-  if (cfg.http[0] && idgen__parse_hostport(cfg.http, host, sizeof host, &port) < 0)
-    return cli_error(CLI_USAGE, "serve", "--http '%s': expected ADDR:PORT", cfg.http);
-  if (cfg.resp[0] && idgen__parse_hostport(cfg.resp, host, sizeof host, &port) < 0)
-    return cli_error(CLI_USAGE, "serve", "--resp '%s': expected ADDR:PORT", cfg.resp);
+  case IDGEN_CONFIG_INTERNAL:
+    return cli_error(CLI_FAILED, "serve", "%s", err);
+  }
+  if (idgen__serve_config_check(&cfg, err, sizeof err) < 0)
+    return cli_error(CLI_USAGE, "serve", "%s", err);
   return idgen__serve_run(&cfg) == 0 ? CLI_OK : CLI_FAILED;
 }

@@ -340,18 +340,6 @@ static int bearer_ok(idgen__tctx *t, const idgen__http_req *req) {
 
 static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route route,
                      idgen__http_res *res) {
-  const idgen__serve_config *cfg = idgen__svc_config(t->svc);
-  if (req->request_line_bytes > cfg->max_request_line) {
-    json_error(t, res, 414, "uri_too_long", "request line longer than --max-request-line");
-    res->close = 1;
-    return;
-  }
-  if (req->header_bytes > cfg->max_header_bytes) {
-    json_error(t, res, 431, "headers_too_large",
-               "request headers larger than --max-header-bytes");
-    res->close = 1;
-    return;
-  }
   if (!eq(req->method, req->method_len, "GET") &&
       !eq(req->method, req->method_len, "HEAD")) {
     json_error(t, res, 405, "method_not_allowed", "only GET and HEAD are served");
@@ -366,6 +354,7 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     json_error(t, res, 401, "unauthorized",
                "a valid 'Authorization: Bearer <token>' is required");
     res->www_authenticate = 1;
+    res->auth_failed = req->authorization != NULL;
     return;
   }
   params p;
@@ -441,4 +430,26 @@ void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res
   if (idgen__svc_stopping(t->svc))
     res->close = 1;
   idgen__metrics_http(t->m, route, res->status, mono_ns() - t0);
+}
+
+void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {
+  static const struct {
+    int status;
+    const char *code, *message;
+  } refusals[] = {
+      {413, "payload_too_large", "no route takes a request body over 1 KiB"},
+      {414, "uri_too_long", "request line longer than --max-request-line"},
+      {431, "headers_too_large", "request headers larger than --max-header-bytes"},
+  };
+  int64_t t0 = mono_ns();
+  memset(res, 0, sizeof *res);
+  const char *code = "bad_request", *message = "not an HTTP/1.x request";
+  for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+    if (refusals[i].status == status) {
+      code = refusals[i].code;
+      message = refusals[i].message;
+    }
+  json_error(t, res, status, code, message);
+  res->close = 1;
+  idgen__metrics_http(t->m, ROUTE_OTHER, res->status, mono_ns() - t0);
 }

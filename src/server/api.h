@@ -31,8 +31,6 @@ typedef struct idgen__http_req {
   size_t query_len;
   const char *authorization; /* the Authorization header's value, or NULL */
   size_t authorization_len;
-  size_t request_line_bytes; /* method + target + version */
-  size_t header_bytes;       /* every "name: value\r\n" line together */
 } idgen__http_req;
 
 typedef struct idgen__http_res {
@@ -42,11 +40,17 @@ typedef struct idgen__http_res {
   int retry_after_s;    /* > 0: send Retry-After */
   int allow;            /* 405: send "Allow: GET, HEAD" */
   int www_authenticate; /* 401: send "WWW-Authenticate: Bearer" */
+  int auth_failed;      /* 401 for a wrong token (not a missing one) */
   int close;            /* close the connection after this response */
 } idgen__http_res;
 
 /* Handles one request: fills res and puts the body in t->out. Never fails: errors are
  * responses ({"error":{"code":"…","message":"…"}}). */
 void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res);
+
+/* Answers a request the HTTP framing refused before it could be routed: 400 (not
+ * HTTP/1.x), 413 (a body), 414 (--max-request-line), 431 (--max-header-bytes). The same
+ * JSON errors, counted like any answer; res->close is set. */
+void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res);
 
 #endif

@@ -43,7 +43,8 @@ static const opt opts[] = {
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
     {"threads", U(threads, 0, 256), "0", "event-loop threads, 0: one per core"},
     {"max-conns", U(max_conns, 1, 1000000), "10000",
-     "open connections at most (both listeners)"},
+     "open connections at most, per listener (so a full RESP listener leaves HTTP, and "
+     "its health checks, their own)"},
     {"max-header-bytes", U(max_header_bytes, 256, 65536), "8192",
      "request headers larger than this get 431"},
     {"max-request-line", U(max_request_line, 64, 65536), "2048",
@@ -53,6 +54,9 @@ static const opt opts[] = {
      "idle)"},
     {"idle-timeout", U(idle_timeout_ms, 100, 86400000), "300000",
      "ms a RESP connection may stay silent"},
+    {"auth-timeout", U(auth_timeout_ms, 100, 86400000), "10000",
+     "ms a RESP connection has, from its start, to send the right AUTH when a token is "
+     "set (other commands do not extend it); at most --idle-timeout"},
     {"max-count", U(max_count, 1, IDGEN_SERVE_MAX_COUNT_LIMIT), "4096",
      "largest count per request (HTTP ?count=, RESP IDS n)"},
     {"shutdown-timeout", U(shutdown_timeout_ms, 0, 600000), "3000",
@@ -132,13 +136,14 @@ static void usage(FILE *out) {
           "See docs/server.md for the routes and commands.\n");
 }
 
-int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FILE *out,
-                             char *err, size_t errlen) {
+idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
+                                              char **argv, FILE *out, char *err,
+                                              size_t errlen) {
   memset(cfg, 0, sizeof *cfg);
   for (size_t i = 0; i < NOPTS; i++) {
     sources[i] = "default";
-    if (set_value(cfg, &opts[i], opts[i].def, err, errlen, "default") < 0)
-      return 1; /* cannot happen: the table's defaults are valid */
+    if (set_value(cfg, &opts[i], opts[i].def, err, errlen, "built-in default:") < 0)
+      return IDGEN_CONFIG_INTERNAL;
   }
   idgen_lease_config_init(&cfg->lease);
   const idgen_lease_option *lo = idgen_lease_options();
@@ -148,7 +153,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     nlease++;
   }
   if (idgen_lease_config_env(&cfg->lease, err, errlen) < 0)
-    return 2;
+    return IDGEN_CONFIG_USAGE;
   for (size_t i = 0; i < NOPTS; i++) {
     char env[64];
     env_name(&opts[i], env, sizeof env);
@@ -158,7 +163,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     char from[80];
     snprintf(from, sizeof from, "%s:", env);
     if (set_value(cfg, &opts[i], v, err, errlen, from) < 0)
-      return 2;
+      return IDGEN_CONFIG_USAGE;
     sources[i] = "env";
   }
 
@@ -182,7 +187,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       break;
     if (c == 'h') {
       usage(out);
-      return 1;
+      return IDGEN_CONFIG_DONE;
     }
     if (c == 'p') {
       print = 1;
@@ -192,7 +197,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       size_t i = (size_t)(c - 1000);
       if (set_value(cfg, &opts[i], optarg, err, errlen, "") < 0) {
         memmove(err, err + 1, strlen(err)); /* drop the empty source's space */
-        return 2;
+        return IDGEN_CONFIG_USAGE;
       }
       sources[i] = "flag";
       continue;
@@ -200,7 +205,7 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
     if (c >= LEASE_OPT_BASE && c < LEASE_OPT_BASE + (int)nlease) {
       size_t i = (size_t)(c - LEASE_OPT_BASE);
       if (idgen_lease_config_set(&cfg->lease, lo[i].name, optarg, err, errlen) < 0)
-        return 2;
+        return IDGEN_CONFIG_USAGE;
       lease_sources[i] = "flag";
       continue;
     }
@@ -208,17 +213,72 @@ int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FI
       snprintf(err, errlen, "%s needs a value", argv[optind - 1]);
     else
       snprintf(err, errlen, "unknown option '%s' (try --help)", argv[optind - 1]);
-    return 2;
+    return IDGEN_CONFIG_USAGE;
   }
   if (optind < argc) {
     snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-    return 2;
+    return IDGEN_CONFIG_USAGE;
   }
   if (print) {
     idgen__serve_config_print(cfg, out);
-    return 1;
+    return IDGEN_CONFIG_DONE;
+  }
+  return IDGEN_CONFIG_SERVE;
+}
+
+/* Reads the token file into cfg->auth_token. */
+static int load_token(idgen__serve_config *cfg, char *err, size_t errlen) {
+  FILE *f = fopen(cfg->auth_token_file, "r");
+  if (!f) {
+    snprintf(err, errlen, "--auth-token-file %s: %s", cfg->auth_token_file,
+             strerror(errno));
+    return -1;
+  }
+  size_t n = fread(cfg->auth_token, 1, sizeof cfg->auth_token - 1, f);
+  int more = fgetc(f) != EOF;
+  fclose(f);
+  cfg->auth_token[n] = 0;
+  while (n && (cfg->auth_token[n - 1] == '\n' || cfg->auth_token[n - 1] == '\r' ||
+               cfg->auth_token[n - 1] == ' ' || cfg->auth_token[n - 1] == '\t'))
+    cfg->auth_token[--n] = 0;
+  int bad = more || n == 0 || strlen(cfg->auth_token) != n;
+  for (size_t i = 0; !bad && i < n; i++)
+    bad = (unsigned char)cfg->auth_token[i] <= ' ' ||
+          (unsigned char)cfg->auth_token[i] >= 0x7f;
+  if (bad)
+    snprintf(err, errlen,
+             "--auth-token-file %s: want one token of %d..%zu printable "
+             "characters",
+             cfg->auth_token_file, IDGEN_SERVE_TOKEN_MIN, sizeof cfg->auth_token - 1);
+  else if (n < IDGEN_SERVE_TOKEN_MIN)
+    snprintf(err, errlen,
+             "--auth-token-file %s: the token has %zu characters, %d at least are needed "
+             "(one way: head -c 24 /dev/urandom | base64)",
+             cfg->auth_token_file, n, IDGEN_SERVE_TOKEN_MIN);
+  if (bad || n < IDGEN_SERVE_TOKEN_MIN) {
+    memset(cfg->auth_token, 0, sizeof cfg->auth_token);
+    return -1;
   }
   return 0;
+}
+
+int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen) {
+  char host[256];
+  uint16_t port;
+  if (cfg->http[0] && idgen__parse_hostport(cfg->http, host, sizeof host, &port) < 0) {
+    snprintf(err, errlen, "--http '%s': expected ADDR:PORT", cfg->http);
+    return -1;
+  }
+  if (cfg->resp[0] && idgen__parse_hostport(cfg->resp, host, sizeof host, &port) < 0) {
+    snprintf(err, errlen, "--resp '%s': expected ADDR:PORT", cfg->resp);
+    return -1;
+  }
+  if (!cfg->http[0] && !cfg->resp[0]) {
+    snprintf(err, errlen, "both --http and --resp are empty: nothing to serve");
+    return -1;
+  }
+  memset(cfg->auth_token, 0, sizeof cfg->auth_token);
+  return cfg->auth_token_file[0] ? load_token(cfg, err, errlen) : 0;
 }
 
 static const char *lease_source(const char *name) {

@@ -21,12 +21,13 @@ typedef struct idgen__serve_config {
   char auth_token_file[IDGEN_CFG_PATH];
   char opaque_key_file[IDGEN_CFG_PATH]; /* the default generator's opaque key; "": none */
   char log_file[IDGEN_CFG_PATH];
-  uint64_t threads; /* 0: one per core */
-  uint64_t max_conns;
+  uint64_t threads;   /* 0: one per core */
+  uint64_t max_conns; /* per listener: one cannot take the other's slots */
   uint64_t max_header_bytes;
   uint64_t max_request_line;
   uint64_t header_timeout_ms;
   uint64_t idle_timeout_ms;
+  uint64_t auth_timeout_ms; /* RESP, token set: time to authenticate, from accept */
   uint64_t max_count;
   uint64_t shutdown_timeout_ms;
   /* Derived, not options: */
@@ -35,12 +36,26 @@ typedef struct idgen__serve_config {
 
 /* The largest --max-count accepted. */
 #define IDGEN_SERVE_MAX_COUNT_LIMIT 65536
+/* The shortest token accepted: guessing 16 printable bytes is out of reach. */
+#define IDGEN_SERVE_TOKEN_MIN 16
 
-/* Fills cfg from defaults, then IDGEN_* variables, then argv (getopt_long). Returns 0,
- * 1 when --help or --print-config was handled (printed to out), or a CLI_USAGE/CLI_FAILED
- * status after writing one line to err. */
-int idgen__serve_config_load(idgen__serve_config *cfg, int argc, char **argv, FILE *out,
-                             char *err, size_t errlen);
+/* What idgen__serve_config_load found. */
+typedef enum idgen__config_status {
+  IDGEN_CONFIG_SERVE,   /* cfg is filled: serve with it */
+  IDGEN_CONFIG_DONE,    /* --help or --print-config was printed to out */
+  IDGEN_CONFIG_USAGE,   /* a bad flag or value: err says which */
+  IDGEN_CONFIG_INTERNAL /* a built-in default is invalid (a bug): err says which */
+} idgen__config_status;
+
+/* Fills cfg from defaults, then IDGEN_* variables, then argv (getopt_long). On
+ * IDGEN_CONFIG_USAGE or IDGEN_CONFIG_INTERNAL, err holds one line. */
+idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
+                                              char **argv, FILE *out, char *err,
+                                              size_t errlen);
+/* The checks a loaded configuration must pass before serving: listener addresses, and
+ * the token file (read into auth_token: one token of IDGEN_SERVE_TOKEN_MIN printable
+ * bytes at least). Returns 0, or -1 with one line in err. */
+int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen);
 /* Writes the effective configuration, one "name = value  # source" line each. */
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out);
 /* Splits "ADDR:PORT" ("[v6]:PORT" too). Returns 0 or -1. */

@@ -1,286 +1,395 @@
-/* loop_h2o.c: every h2o call of the server lives here (h2o 2.2.5, evloop backend): the
- * event loop, the HTTP/1 listener handing parsed requests to api.c, and the RESP listener
- * feeding bytes to resp.c, with connection limits and idle timeouts. */
+/* loop_h2o.c: every h2o call of the server lives here (h2o 2.2.5, evloop backend): one
+ * event loop per thread, its two listeners, and their connections. A connection reads
+ * its socket itself, into a buffer no larger than one request may be, and hands the
+ * bytes to http1.c or resp.c; between requests it keeps no buffer at all. (h2o's own
+ * HTTP/1 reader buffers a whole request head, up to its compiled 400 KB, before anyone
+ * can refuse it, and it re-arms its own read callback after every response, so a
+ * keep-alive connection would be out of reach of any limit set here.) */
 #ifndef H2O_USE_LIBUV
 #define H2O_USE_LIBUV 0 /* the .pc file omits it */
 #endif
 #include <h2o.h>
-#include <h2o/http1.h>
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "server/http1.h"
 #include "server/netloop.h"
 #include "server/resp.h"
 
-typedef struct resp_conn resp_conn;
+/* Freed connection memory after which the loop gives free pages back to the system:
+ * glibc keeps freed chunks in its heap, so RSS would stay at an attack's peak. */
+#define TRIM_AFTER_BYTES (4u << 20)
+/* How long a closing connection drains what the client still sends. */
+#define LINGER_MS 1000
+/* A read that brings fewer bytes than this to an unfinished request pauses reading, for
+ * 1 ms, then 2, 4, 8 and 16 ms while the same request keeps trickling in: a request sent
+ * a few bytes per packet then costs a wakeup per pause, not one per packet (a wakeup
+ * costs ~5 us of CPU here, whatever the parser does). Clients send a request in one
+ * write: only a trickle waits. */
+#define TRICKLE_BYTES 64
+#define TRICKLE_STEPS 5
 
-typedef struct http_handler {
-  h2o_handler_t super;
-  idgen__net *net;
-} http_handler;
+typedef struct conn conn;
+
+/* What differs between the two listeners' connections. */
+typedef struct protocol {
+  void (*init)(conn *c);
+  /* As idgen__http1_feed / idgen__resp_feed. */
+  size_t (*feed)(conn *c, const char *in, size_t len, idgen__buf *out, int *close);
+  /* Arms the timer that bounds the wait for the client; answered: a response went out. */
+  void (*wait)(conn *c, int answered);
+} protocol;
 
 struct idgen__net {
-  idgen__net_config cfg;
-  h2o_globalconf_t globalconf;
-  h2o_context_t ctx;
-  h2o_accept_ctx_t accept_ctx;
+  idgen__tctx *t;
+  const idgen__serve_config *cfg;
   h2o_evloop_t *loop;
-  h2o_socket_t *http_listener, *resp_listener;
-  h2o_timeout_t resp_idle;
-  h2o_timeout_t resp_linger; /* how long a closing connection drains its input */
-  resp_conn *resp_head;      /* every RESP connection, for shutdown */
-  size_t open;               /* this thread's connections */
+  h2o_socket_t *listener[LISTENER_COUNT];
+  _Atomic uint64_t *conns[LISTENER_COUNT]; /* open, every thread together */
+  size_t max_input[LISTENER_COUNT];        /* the most one request may need */
+  h2o_timeout_t header_timeout, idle_timeout, auth_timeout, linger_timeout;
+  h2o_timeout_t trickle_pause[TRICKLE_STEPS]; /* 1, 2, 4, 8, 16 ms */
+  char *scratch; /* reads land here while no request is unfinished */
+  size_t scratch_len;
+  idgen__buf out; /* responses are built here, then sent */
+  conn *head;     /* every connection, for shutdown */
+  size_t open;
+  size_t freed_bytes; /* since the last trim */
   int stopping;
 };
 
-struct resp_conn {
+struct conn {
   idgen__net *net;
   h2o_socket_t *sock;
-  idgen__resp_session session;
-  idgen__buf out;
-  h2o_timeout_entry_t idle;
-  resp_conn *prev, *next;
-  int writing, closing, lingering;
+  idgen__listener listener;
+  const protocol *proto;
+  union {
+    idgen__http1_session http;
+    idgen__resp_session resp;
+  } s;
+  idgen__buf in;  /* an unfinished request, kept until the rest arrives */
+  idgen__buf out; /* what the socket did not take at once */
+  h2o_timeout_entry_t timer;
+  h2o_timeout_t *timer_on;    /* the timeout the timer is linked to */
+  h2o_timeout_entry_t resume; /* the end of a trickle pause */
+  conn *prev, *next;
+  unsigned trickles; /* pauses taken since the last answer */
+  unsigned writing : 1, closing : 1, lingering : 1, eof : 1;
 };
 
-/* ---- connection accounting ---- */
+/* ---- the two protocols ---- */
 
-static int admit(idgen__net *net) {
-  uint64_t before = atomic_fetch_add(net->cfg.conns, 1);
-  if (before >= net->cfg.max_conns) {
-    atomic_fetch_sub(net->cfg.conns, 1);
-    atomic_fetch_add_explicit(&net->cfg.tctx->m->conns_refused, 1, memory_order_relaxed);
-    return 0;
-  }
-  atomic_fetch_add_explicit(&net->cfg.tctx->m->conns_accepted, 1, memory_order_relaxed);
-  net->open++;
-  return 1;
+static void http_init(conn *c) {
+  idgen__http1_session_init(&c->s.http, c->net->t);
+}
+static size_t http_feed(conn *c, const char *in, size_t len, idgen__buf *out, int *close) {
+  return idgen__http1_feed(&c->s.http, in, len, out, close);
+}
+static void resp_init(conn *c) {
+  idgen__resp_session_init(&c->s.resp, c->net->t);
+}
+static size_t resp_feed(conn *c, const char *in, size_t len, idgen__buf *out, int *close) {
+  return idgen__resp_feed(&c->s.resp, in, len, out, close);
 }
 
-static void release(idgen__net *net) {
-  atomic_fetch_sub(net->cfg.conns, 1);
-  net->open--;
-}
-
-static void tune(h2o_socket_t *sock) {
-  int one = 1;
-  setsockopt(h2o_socket_get_fd(sock), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-}
-
-/* ---- HTTP ---- */
-
-static int on_req(h2o_handler_t *self, h2o_req_t *req) {
-  idgen__net *net = ((http_handler *)self)->net;
-  idgen__tctx *t = net->cfg.tctx;
-  idgen__http_req r;
-  memset(&r, 0, sizeof r);
-  r.method = req->input.method.base;
-  r.method_len = req->input.method.len;
-  r.path = req->input.path.base;
-  r.path_len = req->input.path.len;
-  if (req->input.query_at != SIZE_MAX) {
-    r.path_len = req->input.query_at;
-    r.query = req->input.path.base + req->input.query_at + 1;
-    r.query_len = req->input.path.len - req->input.query_at - 1;
-  }
-  r.request_line_bytes = req->input.method.len + 1 + req->input.path.len + 9;
-  for (size_t i = 0; i < req->headers.size; i++) {
-    const h2o_header_t *h = req->headers.entries + i;
-    r.header_bytes += h->name->len + h->value.len + 4;
-  }
-  ssize_t a = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
-  if (a >= 0) {
-    r.authorization = req->headers.entries[a].value.base;
-    r.authorization_len = req->headers.entries[a].value.len;
-  }
-  idgen__http_res res;
-  idgen__api_http(t, &r, &res);
-  req->res.status = res.status;
-  req->res.reason = res.reason;
-  h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
-                 res.content_type, strlen(res.content_type));
-  if (res.retry_after_s > 0) {
-    char *v = h2o_mem_alloc_pool(&req->pool, 16);
-    int n = snprintf(v, 16, "%d", res.retry_after_s);
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, v,
-                   (size_t)n);
-  }
-  if (res.allow)
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL,
-                   H2O_STRLIT("GET, HEAD"));
-  if (res.www_authenticate)
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL,
-                   H2O_STRLIT("Bearer"));
-  if (res.close || net->stopping)
-    req->http1_is_persistent = 0;
-  req->res.content_length = t->out.len;
-  h2o_send_inline(req, t->out.data ? t->out.data : "", t->out.len);
-  return 0;
-}
-
-static void on_http_close(void *data) {
-  release(data);
-}
-
-static void on_http_accept(h2o_socket_t *listener, const char *err) {
-  if (err)
+static void conn_wait(conn *c, h2o_timeout_t *timeout, int restart) {
+  if (c->timer_on == timeout && !restart)
     return;
-  idgen__net *net = listener->data;
-  for (int i = 0; i < 64; i++) {
-    h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
-    if (!sock)
-      return;
-    if (!admit(net)) {
-      h2o_socket_close(sock);
-      continue;
-    }
-    tune(sock);
-    sock->on_close.cb = on_http_close;
-    sock->on_close.data = net;
-    h2o_accept(&net->accept_ctx, sock);
-  }
+  h2o_timeout_unlink(&c->timer);
+  h2o_timeout_link(c->net->loop, timeout, &c->timer);
+  c->timer_on = timeout;
 }
 
-/* ---- RESP ---- */
+/* HTTP: --header-timeout to deliver a whole request, counted from when the connection
+ * is ready for one (slow bytes do not extend it); the same bounds keep-alive idleness. */
+static void http_wait(conn *c, int answered) {
+  conn_wait(c, &c->net->header_timeout, answered);
+}
+/* RESP: --auth-timeout from the start until AUTH succeeds (no command extends it), then
+ * --idle-timeout of silence. */
+static void resp_wait(conn *c, int answered) {
+  (void)answered;
+  if (c->s.resp.authed)
+    conn_wait(c, &c->net->idle_timeout, 1);
+  else
+    conn_wait(c, &c->net->auth_timeout, 0);
+}
 
-static void resp_read(h2o_socket_t *sock, const char *err);
+static const protocol protocols[LISTENER_COUNT] = {
+    [LISTENER_HTTP] = {http_init, http_feed, http_wait},
+    [LISTENER_RESP] = {resp_init, resp_feed, resp_wait},
+};
 
-static void resp_close(resp_conn *c) {
+/* ---- connections ---- */
+
+static void release_buf(idgen__net *net, idgen__buf *b) {
+  net->freed_bytes += b->cap;
+  idgen__buf_free(b);
+}
+
+static void conn_close(conn *c) {
   idgen__net *net = c->net;
-  h2o_timeout_unlink(&c->idle);
+  h2o_timeout_unlink(&c->timer);
+  h2o_timeout_unlink(&c->resume);
   if (c->prev)
     c->prev->next = c->next;
   else
-    net->resp_head = c->next;
+    net->head = c->next;
   if (c->next)
     c->next->prev = c->prev;
   h2o_socket_close(c->sock);
-  idgen__buf_free(&c->out);
+  release_buf(net, &c->in);
+  release_buf(net, &c->out);
+  net->freed_bytes += sizeof *c;
+  atomic_fetch_sub(net->conns[c->listener], 1);
+  net->open--;
   free(c);
-  release(net);
 }
 
-static void resp_process(resp_conn *c);
+static void on_readable(h2o_socket_t *sock, const char *err);
+static void on_written(h2o_socket_t *sock, const char *err);
 
-/* A closing connection reads and drops what the client still sends, so that closing
- * with unread input does not reset the connection and destroy the last reply (an error
- * the client should see) before the client reads it. */
-static void resp_linger_read(h2o_socket_t *sock, const char *err) {
-  resp_conn *c = sock->data;
-  if (err) {
-    resp_close(c);
-    return;
-  }
-  h2o_buffer_consume(&sock->input, sock->input->size);
+static void read_on(conn *c) {
+  if (!h2o_socket_is_reading(c->sock))
+    h2o_socket_read_start(c->sock, on_readable);
 }
 
-static void resp_written(h2o_socket_t *sock, const char *err) {
-  resp_conn *c = sock->data;
-  c->writing = 0;
-  idgen__buf_reset(&c->out);
-  if (err) {
-    resp_close(c);
-    return;
-  }
-  if (c->closing) {
-    c->lingering = 1;
-    shutdown(h2o_socket_get_fd(sock), SHUT_WR);
-    h2o_buffer_consume(&sock->input, sock->input->size);
-    h2o_timeout_unlink(&c->idle);
-    h2o_timeout_link(c->net->loop, &c->net->resp_linger, &c->idle);
-    h2o_socket_read_start(sock, resp_linger_read);
-    return;
-  }
-  h2o_socket_read_start(sock, resp_read);
-  resp_process(c);
+/* Closing: the last response is out; the client may still be sending. Closing now,
+ * with its bytes unread, would reset the connection and could destroy that response
+ * before the client read it, so read and drop for a while first. */
+static void conn_linger(conn *c) {
+  c->lingering = 1;
+  shutdown(h2o_socket_get_fd(c->sock), SHUT_WR);
+  release_buf(c->net, &c->in);
+  conn_wait(c, &c->net->linger_timeout, 1);
+  read_on(c);
 }
 
-static void resp_process(resp_conn *c) {
-  h2o_socket_t *sock = c->sock;
-  if (c->writing)
-    return;
-  int close = 0;
-  size_t used =
-      idgen__resp_feed(&c->session, sock->input->bytes, sock->input->size, &c->out, &close);
-  if (used)
-    h2o_buffer_consume(&sock->input, used);
-  if (c->out.failed) {
-    resp_close(c);
-    return;
-  }
-  if (c->out.len) {
-    c->writing = 1;
-    c->closing = close;
-    h2o_socket_read_stop(sock);
-    h2o_iovec_t buf = h2o_iovec_init(c->out.data, c->out.len);
-    h2o_socket_write(sock, &buf, 1, resp_written);
-    return;
-  }
-  if (close)
-    resp_close(c);
+static void on_resume(h2o_timeout_entry_t *entry) {
+  read_on((conn *)((char *)entry - offsetof(conn, resume)));
 }
 
-static void resp_read(h2o_socket_t *sock, const char *err) {
-  resp_conn *c = sock->data;
-  if (err) {
-    resp_close(c);
-    return;
-  }
-  h2o_timeout_unlink(&c->idle);
-  h2o_timeout_link(c->net->loop, &c->net->resp_idle, &c->idle);
-  resp_process(c);
-}
-
-static void resp_idle(h2o_timeout_entry_t *entry) {
-  resp_conn *c = (resp_conn *)((char *)entry - offsetof(resp_conn, idle));
+static void on_timeout(h2o_timeout_entry_t *entry) {
+  conn *c = (conn *)((char *)entry - offsetof(conn, timer));
+  c->timer_on = NULL;
   if (c->writing && !c->lingering) {
     /* A client that stopped reading: make the pending write fail, which closes. */
     c->closing = 1;
     shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
     return;
   }
-  resp_close(c);
+  conn_close(c);
 }
 
-static void on_resp_accept(h2o_socket_t *listener, const char *err) {
-  if (err)
+/* Sends what the socket takes now; the rest waits in c->out (reading stops meanwhile).
+ * Returns -1 if the connection failed. */
+static int conn_send(conn *c, const char *data, size_t len) {
+  ssize_t n = send(h2o_socket_get_fd(c->sock), data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n < 0 && errno != EAGAIN && errno != EINTR)
+    return -1;
+  size_t sent = n > 0 ? (size_t)n : 0;
+  if (sent == len)
+    return 0;
+  idgen__buf_add(&c->out, data + sent, len - sent);
+  if (c->out.failed)
+    return -1;
+  c->writing = 1;
+  h2o_socket_read_stop(c->sock);
+  h2o_iovec_t buf = h2o_iovec_init(c->out.data, c->out.len);
+  h2o_socket_write(c->sock, &buf, 1, on_written);
+  c->proto->wait(c, 1); /* the same bound for a client that stopped reading */
+  return 0;
+}
+
+/* Drops the first n bytes of c->in; an empty buffer is freed. */
+static void consume_in(conn *c, size_t n) {
+  if (n == 0)
     return;
+  if (n >= c->in.len) {
+    release_buf(c->net, &c->in);
+    return;
+  }
+  memmove(c->in.data, c->in.data + n, c->in.len - n);
+  c->in.len -= n;
+}
+
+/* Answers what data[0..len) holds (the scratch buffer, or c->in), sends the responses,
+ * keeps an unfinished request in c->in, and decides what the connection waits for;
+ * trickle: the last read brought fewer than TRICKLE_BYTES. */
+static void conn_run(conn *c, const char *data, size_t len, int in_scratch, int trickle) {
+  idgen__net *net = c->net;
+  int answered = 0;
+  for (;;) {
+    int close = 0;
+    size_t used = len ? c->proto->feed(c, data, len, &net->out, &close) : 0;
+    if (in_scratch) {
+      if (used < len && !close)
+        idgen__buf_add(&c->in, data + used, len - used);
+    } else {
+      consume_in(c, close ? c->in.len : used);
+    }
+    int failed = c->in.failed || net->out.failed;
+    if (!failed && net->out.len) {
+      failed = conn_send(c, net->out.data, net->out.len) < 0;
+      answered = 1;
+    }
+    idgen__buf_reset(&net->out);
+    if (failed) {
+      conn_close(c);
+      return;
+    }
+    if (close)
+      c->closing = 1;
+    if (c->writing)
+      return; /* on_written goes on */
+    if (close || used == 0 || c->in.len == 0)
+      break;
+    /* Requests left past the output high-water mark: answer them now. */
+    data = c->in.data;
+    len = c->in.len;
+    in_scratch = 0;
+  }
+  if (c->closing) {
+    conn_linger(c);
+  } else if (c->eof) {
+    conn_close(c); /* the client sent all it will: anything left can never finish */
+  } else if (c->in.len >= net->max_input[c->listener]) {
+    conn_close(c); /* a parser that neither finished nor refused a full request: a bug */
+  } else {
+    c->proto->wait(c, answered);
+    if (answered)
+      c->trickles = 0;
+    if (trickle && c->in.len) {
+      unsigned step = c->trickles < TRICKLE_STEPS ? c->trickles++ : TRICKLE_STEPS - 1;
+      h2o_socket_read_stop(c->sock);
+      h2o_timeout_link(net->loop, &net->trickle_pause[step], &c->resume);
+    } else {
+      read_on(c);
+    }
+  }
+}
+
+static void on_written(h2o_socket_t *sock, const char *err) {
+  conn *c = sock->data;
+  c->writing = 0;
+  release_buf(c->net, &c->out);
+  if (err) {
+    conn_close(c);
+    return;
+  }
+  if (c->closing) {
+    conn_linger(c);
+    return;
+  }
+  c->proto->wait(c, 1);
+  conn_run(c, c->in.data, c->in.len, 0, 0);
+}
+
+static void on_readable(h2o_socket_t *sock, const char *err) {
+  conn *c = sock->data;
+  idgen__net *net = c->net;
+  if (err) {
+    conn_close(c);
+    return;
+  }
+  int fd = h2o_socket_get_fd(sock);
+  if (c->lingering) {
+    ssize_t n = read(fd, net->scratch, net->scratch_len);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+      conn_close(c);
+    return;
+  }
+  /* A new request lands in the scratch buffer; the rest of an unfinished one goes next
+   * to its start in c->in, never past what one request may take. */
+  int in_scratch = c->in.len == 0;
+  size_t room = net->max_input[c->listener] - c->in.len;
+  char *dst = in_scratch ? net->scratch : idgen__buf_reserve(&c->in, room);
+  if (!dst) {
+    conn_close(c);
+    return;
+  }
+  ssize_t n = read(fd, dst, room);
+  if (n < 0) {
+    if (errno != EAGAIN && errno != EINTR)
+      conn_close(c);
+    return;
+  }
+  if (n == 0) {
+    c->eof = 1;
+    h2o_socket_read_stop(sock);
+  } else if (!in_scratch) {
+    c->in.len += (size_t)n;
+  }
+  int trickle = n > 0 && n < TRICKLE_BYTES;
+  if (in_scratch)
+    conn_run(c, net->scratch, (size_t)n, 1, trickle);
+  else
+    conn_run(c, c->in.data, c->in.len, 0, trickle);
+}
+
+/* ---- listeners ---- */
+
+static int admit(idgen__net *net, idgen__listener which) {
+  idgen__metrics *m = net->t->m;
+  uint64_t before = atomic_fetch_add(net->conns[which], 1);
+  if (before >= net->cfg->max_conns) {
+    atomic_fetch_sub(net->conns[which], 1);
+    atomic_fetch_add_explicit(&m->conns_refused[which], 1, memory_order_relaxed);
+    return 0;
+  }
+  atomic_fetch_add_explicit(&m->conns_accepted[which], 1, memory_order_relaxed);
+  net->open++;
+  return 1;
+}
+
+static void accept_on(h2o_socket_t *listener, idgen__listener which) {
   idgen__net *net = listener->data;
   for (int i = 0; i < 64; i++) {
     h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
     if (!sock)
       return;
-    if (!admit(net)) {
+    if (!admit(net, which)) {
       h2o_socket_close(sock);
       continue;
     }
-    resp_conn *c = calloc(1, sizeof *c);
+    conn *c = calloc(1, sizeof *c);
     if (!c) {
       h2o_socket_close(sock);
-      release(net);
+      atomic_fetch_sub(net->conns[which], 1);
+      net->open--;
       continue;
     }
-    tune(sock);
     c->net = net;
     c->sock = sock;
-    c->idle.cb = resp_idle;
-    idgen__resp_session_init(&c->session, net->cfg.tctx);
-    c->next = net->resp_head;
-    if (net->resp_head)
-      net->resp_head->prev = c;
-    net->resp_head = c;
+    c->listener = which;
+    c->proto = &protocols[which];
+    c->timer.cb = on_timeout;
+    c->resume.cb = on_resume;
+    c->proto->init(c);
+    c->next = net->head;
+    if (net->head)
+      net->head->prev = c;
+    net->head = c;
     sock->data = c;
-    h2o_timeout_link(net->loop, &net->resp_idle, &c->idle);
-    h2o_socket_read_start(sock, resp_read);
+    h2o_socket_dont_read(sock, 1); /* on_readable reads, as much as fits */
+    c->proto->wait(c, 1);
+    read_on(c);
   }
 }
 
-/* ---- the loop ---- */
+static void on_http_accept(h2o_socket_t *listener, const char *err) {
+  if (!err)
+    accept_on(listener, LISTENER_HTTP);
+}
+static void on_resp_accept(h2o_socket_t *listener, const char *err) {
+  if (!err)
+    accept_on(listener, LISTENER_RESP);
+}
 
 static h2o_socket_t *listen_on(idgen__net *net, int fd, h2o_socket_cb cb) {
   h2o_socket_t *sock = h2o_evloop_socket_create(net->loop, fd, H2O_SOCKET_FLAG_DONT_READ);
@@ -289,60 +398,68 @@ static h2o_socket_t *listen_on(idgen__net *net, int fd, h2o_socket_cb cb) {
   return sock;
 }
 
+/* ---- the loop ---- */
+
 int idgen__net_new(idgen__net **out, const idgen__net_config *cfg) {
   idgen__net *net = calloc(1, sizeof *net);
   if (!net)
     return IDGEN_ENOMEM;
-  net->cfg = *cfg;
-  h2o_config_init(&net->globalconf);
-  net->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("idgen"));
-  net->globalconf.max_request_entity_size = 1024; /* no route takes a body */
-  net->globalconf.http1.req_timeout = cfg->header_timeout_ms;
-  net->globalconf.http1.upgrade_to_http2 = 0;
-  h2o_hostconf_t *host = h2o_config_register_host(
-      &net->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-  h2o_pathconf_t *path = h2o_config_register_path(host, "/", 0);
-  http_handler *handler = (http_handler *)h2o_create_handler(path, sizeof *handler);
-  handler->super.on_req = on_req;
-  handler->net = net;
-
+  net->t = cfg->tctx;
+  net->cfg = idgen__svc_config(cfg->tctx->svc);
+  net->max_input[LISTENER_HTTP] = idgen__http1_max_input(net->cfg);
+  net->max_input[LISTENER_RESP] = IDGEN_RESP_MAX_REQUEST;
+  net->scratch_len = net->max_input[LISTENER_HTTP] > net->max_input[LISTENER_RESP]
+                         ? net->max_input[LISTENER_HTTP]
+                         : net->max_input[LISTENER_RESP];
+  net->scratch = malloc(net->scratch_len);
+  if (!net->scratch) {
+    free(net);
+    return IDGEN_ENOMEM;
+  }
+  for (size_t l = 0; l < LISTENER_COUNT; l++)
+    net->conns[l] = idgen__svc_conns(cfg->tctx->svc, (idgen__listener)l);
   net->loop = h2o_evloop_create();
-  h2o_context_init(&net->ctx, net->loop, &net->globalconf);
-  net->accept_ctx.ctx = &net->ctx;
-  net->accept_ctx.hosts = net->globalconf.hosts;
-  h2o_timeout_init(net->loop, &net->resp_idle, cfg->idle_timeout_ms);
-  h2o_timeout_init(net->loop, &net->resp_linger, 1000);
+  uint64_t idle = net->cfg->idle_timeout_ms;
+  uint64_t auth = net->cfg->auth_timeout_ms < idle ? net->cfg->auth_timeout_ms : idle;
+  h2o_timeout_init(net->loop, &net->header_timeout, net->cfg->header_timeout_ms);
+  h2o_timeout_init(net->loop, &net->idle_timeout, idle);
+  h2o_timeout_init(net->loop, &net->auth_timeout, auth);
+  h2o_timeout_init(net->loop, &net->linger_timeout, LINGER_MS);
+  for (unsigned i = 0; i < TRICKLE_STEPS; i++)
+    h2o_timeout_init(net->loop, &net->trickle_pause[i], 1u << i);
   if (cfg->http_fd >= 0)
-    net->http_listener = listen_on(net, cfg->http_fd, on_http_accept);
+    net->listener[LISTENER_HTTP] = listen_on(net, cfg->http_fd, on_http_accept);
   if (cfg->resp_fd >= 0)
-    net->resp_listener = listen_on(net, cfg->resp_fd, on_resp_accept);
+    net->listener[LISTENER_RESP] = listen_on(net, cfg->resp_fd, on_resp_accept);
   *out = net;
   return 0;
 }
 
 void idgen__net_run_once(idgen__net *net, int max_wait_ms) {
   h2o_evloop_run(net->loop, max_wait_ms);
+  if (net->freed_bytes >= TRIM_AFTER_BYTES) {
+    malloc_trim(0);
+    net->freed_bytes = 0;
+  }
 }
 
 void idgen__net_stop_accepting(idgen__net *net) {
   if (net->stopping)
     return;
   net->stopping = 1;
-  if (net->http_listener) {
-    h2o_socket_read_stop(net->http_listener);
-    h2o_socket_close(net->http_listener);
-    net->http_listener = NULL;
+  for (size_t l = 0; l < LISTENER_COUNT; l++) {
+    if (!net->listener[l])
+      continue;
+    h2o_socket_read_stop(net->listener[l]);
+    h2o_socket_close(net->listener[l]);
+    net->listener[l] = NULL;
   }
-  if (net->resp_listener) {
-    h2o_socket_read_stop(net->resp_listener);
-    h2o_socket_close(net->resp_listener);
-    net->resp_listener = NULL;
-  }
-  /* Idle RESP connections have nothing in flight: close them now. */
-  for (resp_conn *c = net->resp_head, *next; c; c = next) {
+  /* Idle RESP connections have nothing in flight: close them now. HTTP ones get their
+   * next answer with Connection: close, or the shutdown bound. */
+  for (conn *c = net->head, *next; c; c = next) {
     next = c->next;
-    if (!c->writing && (c->lingering || c->sock->input->size == 0))
-      resp_close(c);
+    if (c->lingering || (c->listener == LISTENER_RESP && !c->writing && c->in.len == 0))
+      conn_close(c);
   }
 }
 
@@ -354,19 +471,18 @@ void idgen__net_free(idgen__net *net) {
   if (!net)
     return;
   idgen__net_stop_accepting(net);
-  while (net->resp_head)
-    resp_close(net->resp_head);
+  while (net->head)
+    conn_close(net->head);
   /* Let the loop finish disposing of the closed sockets. */
   h2o_evloop_run(net->loop, 0);
-  if (net->open > 0) {
-    /* HTTP connections past the shutdown bound: h2o 2.2.5 cannot dispose of a context
-     * that still has them, and the process is about to exit, which closes them. */
-    return;
-  }
-  h2o_timeout_dispose(net->loop, &net->resp_idle);
-  h2o_timeout_dispose(net->loop, &net->resp_linger);
-  h2o_context_dispose(&net->ctx);
-  h2o_config_dispose(&net->globalconf);
+  h2o_timeout_dispose(net->loop, &net->header_timeout);
+  h2o_timeout_dispose(net->loop, &net->idle_timeout);
+  h2o_timeout_dispose(net->loop, &net->auth_timeout);
+  h2o_timeout_dispose(net->loop, &net->linger_timeout);
+  for (unsigned i = 0; i < TRICKLE_STEPS; i++)
+    h2o_timeout_dispose(net->loop, &net->trickle_pause[i]);
   h2o_evloop_destroy(net->loop);
+  idgen__buf_free(&net->out);
+  free(net->scratch);
   free(net);
 }

@@ -12,6 +12,7 @@ static const char *const rcmd_names[RCMD_COUNT] = {"ping",  "id",   "ids",    "u
                                                    "uuid4", "ulid", "decode", "info",
                                                    "quit",  "auth", "other"};
 static const char *const kind_names[KIND_COUNT] = {"snowflake", "uuid7", "uuid4", "ulid"};
+static const char *const listener_names[LISTENER_COUNT] = {"http", "resp"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */
 static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,   500,
                                                               1000, 2500, 10000, 100000};
@@ -72,6 +73,10 @@ void idgen__metrics_issued(idgen__metrics *m, idgen__kind kind, uint64_t n) {
   bump(&m->issued[kind], n);
 }
 
+void idgen__metrics_auth_failed(idgen__metrics *m, idgen__listener listener) {
+  bump(&m->auth_failures[listener], 1);
+}
+
 static uint64_t sum(const idgen__metrics *shards, size_t n, size_t offset) {
   uint64_t total = 0;
   for (size_t i = 0; i < n; i++) {
@@ -130,19 +135,49 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
   idgen__buf_addf(out, "idgen_request_duration_seconds_count %llu\n",
                   (unsigned long long)cum);
 
+  /* One family per counter, one sample per listener. */
+  static const struct {
+    const char *name, *help;
+    size_t offset;
+  } per_listener[] = {
+      {"idgen_connections_accepted_total", "Connections accepted, by listener.",
+       offsetof(idgen__metrics, conns_accepted)},
+      {"idgen_connections_refused_total",
+       "Connections closed at once: the listener's --max-conns reached.",
+       offsetof(idgen__metrics, conns_refused)},
+      {"idgen_auth_failures_total",
+       "Wrong tokens presented (RESP AUTH, HTTP Authorization), by listener; a connection "
+       "that presents a few is closed.",
+       offsetof(idgen__metrics, auth_failures)},
+  };
+  for (size_t f = 0; f < sizeof per_listener / sizeof per_listener[0]; f++) {
+    idgen__buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", per_listener[f].name,
+                    per_listener[f].help, per_listener[f].name);
+    for (size_t l = 0; l < LISTENER_COUNT; l++)
+      idgen__buf_addf(
+          out, "%s{listener=\"%s\"} %llu\n", per_listener[f].name, listener_names[l],
+          (unsigned long long)sum(shards, nshards,
+                                  per_listener[f].offset + l * sizeof(_Atomic uint64_t)));
+  }
   idgen__buf_addf(out,
-                  "# HELP idgen_connections_accepted_total Connections accepted.\n"
-                  "# TYPE idgen_connections_accepted_total counter\n"
-                  "idgen_connections_accepted_total %llu\n"
-                  "# HELP idgen_connections_refused_total Connections closed at once: "
-                  "--max-conns reached.\n"
-                  "# TYPE idgen_connections_refused_total counter\n"
-                  "idgen_connections_refused_total %llu\n"
                   "# HELP idgen_resp_protocol_errors_total RESP connections closed for a "
                   "protocol error.\n"
                   "# TYPE idgen_resp_protocol_errors_total counter\n"
-                  "idgen_resp_protocol_errors_total %llu\n",
-                  (unsigned long long)SUM(conns_accepted),
-                  (unsigned long long)SUM(conns_refused),
-                  (unsigned long long)SUM(resp_protocol_errors));
+                  "idgen_resp_protocol_errors_total %llu\n"
+                  "# HELP idgen_resp_cross_protocol_total RESP connections closed without "
+                  "a reply because a line looked like HTTP (a web page posting to the "
+                  "port).\n"
+                  "# TYPE idgen_resp_cross_protocol_total counter\n"
+                  "idgen_resp_cross_protocol_total %llu\n",
+                  (unsigned long long)SUM(resp_protocol_errors),
+                  (unsigned long long)SUM(resp_cross_protocol));
+}
+
+void idgen__metrics_render_open(const _Atomic uint64_t open[LISTENER_COUNT],
+                                idgen__buf *out) {
+  idgen__buf_adds(out, "# HELP idgen_connections_open Connections open now, by listener.\n"
+                       "# TYPE idgen_connections_open gauge\n");
+  for (size_t l = 0; l < LISTENER_COUNT; l++)
+    idgen__buf_addf(out, "idgen_connections_open{listener=\"%s\"} %llu\n",
+                    listener_names[l], (unsigned long long)atomic_load(&open[l]));
 }

@@ -53,6 +53,12 @@ typedef enum idgen__rcmd {
   RCMD_COUNT
 } idgen__rcmd;
 
+typedef enum idgen__listener {
+  LISTENER_HTTP,
+  LISTENER_RESP,
+  LISTENER_COUNT
+} idgen__listener;
+
 typedef enum idgen__kind {
   KIND_SNOWFLAKE,
   KIND_UUID7,
@@ -70,7 +76,9 @@ typedef struct idgen__metrics {
   _Atomic uint64_t resp[RCMD_COUNT][2];    /* [ok, error] */
   _Atomic uint64_t lat[IDGEN_LAT_BUCKETS]; /* non-cumulative here, cumulative on output */
   _Atomic uint64_t lat_sum_ns;
-  _Atomic uint64_t conns_accepted, conns_refused, resp_protocol_errors;
+  _Atomic uint64_t conns_accepted[LISTENER_COUNT], conns_refused[LISTENER_COUNT];
+  _Atomic uint64_t auth_failures[LISTENER_COUNT]; /* a wrong token presented */
+  _Atomic uint64_t resp_protocol_errors, resp_cross_protocol;
 } idgen__metrics;
 
 idgen__status_slot idgen__status_slot_of(int status);
@@ -78,8 +86,12 @@ idgen__status_slot idgen__status_slot_of(int status);
 void idgen__metrics_http(idgen__metrics *m, idgen__route route, int status, int64_t ns);
 void idgen__metrics_resp(idgen__metrics *m, idgen__rcmd cmd, int error, int64_t ns);
 void idgen__metrics_issued(idgen__metrics *m, idgen__kind kind, uint64_t n);
+void idgen__metrics_auth_failed(idgen__metrics *m, idgen__listener listener);
 
 /* Appends the summed shards in Prometheus text format 0.0.4. */
 void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__buf *out);
+/* Appends idgen_connections_open{listener}, from the open counts of each listener. */
+void idgen__metrics_render_open(const _Atomic uint64_t open[LISTENER_COUNT],
+                                idgen__buf *out);
 
 #endif

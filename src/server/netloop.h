@@ -1,6 +1,6 @@
 /* netloop.h: the thin interface between the server and h2o. loop_h2o.c is the only file
- * that includes h2o; the rest of the server sees one event loop per thread that serves
- * HTTP through api.c and a byte-stream listener through resp.c. */
+ * that includes h2o; the rest of the server sees one event loop per thread whose
+ * listeners hand bytes to http1.c and resp.c, each listener with its own --max-conns. */
 #ifndef IDGEN_SERVER_NETLOOP_H
 #define IDGEN_SERVER_NETLOOP_H
 
@@ -13,14 +13,10 @@
 typedef struct idgen__net idgen__net;
 
 typedef struct idgen__net_config {
-  idgen__tctx *tctx; /* this thread's context; outlives the loop */
+  idgen__tctx *tctx; /* this thread's context, and through it the service and its
+                        configuration; outlives the loop */
   int http_fd;       /* listening socket for HTTP, or -1 */
   int resp_fd;       /* listening socket for RESP, or -1 */
-  uint64_t
-      header_timeout_ms; /* HTTP: time to send a complete request (and keep-alive idle) */
-  uint64_t idle_timeout_ms; /* RESP: silence allowed */
-  _Atomic uint64_t *conns;  /* open connections, shared by every thread */
-  uint64_t max_conns;
 } idgen__net_config;
 
 /* Creates this thread's loop and starts listening on the given sockets (it takes them). */

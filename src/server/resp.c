@@ -32,21 +32,68 @@ static long long parse_len(const char *s, size_t n, long long max) {
   return v > max ? -2 : v;
 }
 
-static int parse_inline(const char *in, size_t len, idgen__resp_cmd *cmd, size_t *consumed,
-                        const char **err) {
-  const char *nl = memchr(in, '\n', len);
-  if (!nl) {
-    if (len > IDGEN_RESP_MAX_REQUEST) {
-      *err = "ERR Protocol error: too big inline request";
-      return -1;
-    }
+/* What the parser reads next (parse stage); one step_ function each. */
+enum { PS_START, PS_INLINE, PS_COUNT, PS_BULK_LEN, PS_BULK_DATA };
+/* A step's outcome: the parser's results (1, 0, -1, IDGEN_RESP_HTTP) or go on. */
+enum { STEP_ON = 2 };
+/* "*N\r\n" and "$N\r\n" lines are short: parse_len reads 10 digits at most. */
+#define COUNT_LINE_MAX 16
+
+/* The end of a length line ("*N\r\n", "$N\r\n") starting at in[at], searched over
+ * COUNT_LINE_MAX bytes at most: 1 and *lf, 0 if it has not arrived, -1 if it is too long
+ * or ends in a bare LF (silence until the buffer filled up would leave the client
+ * guessing). */
+static int length_line(const char *in, size_t len, size_t at, const char **lf) {
+  size_t avail = len - at;
+  const char *nl = memchr(in + at, '\n', avail < COUNT_LINE_MAX ? avail : COUNT_LINE_MAX);
+  if (!nl)
+    return avail >= COUNT_LINE_MAX ? -1 : 0;
+  if (nl - (in + at) < 2 || nl[-1] != '\r')
+    return -1;
+  *lf = nl;
+  return 1;
+}
+
+static int fail(const char **err, const char *why) {
+  *err = why;
+  return -1;
+}
+
+/* Browsers may post to any local port: a request line or a Host header is no command. */
+static int looks_like_http(const idgen__resp_cmd *c) {
+  static const char *const methods[] = {"GET",     "POST",    "PUT",   "DELETE", "HEAD",
+                                        "OPTIONS", "CONNECT", "TRACE", "PATCH"};
+  if (c->argc >= 1 && c->argl[0] == 5 && strncasecmp(c->argv[0], "host:", 5) == 0)
+    return 1;
+  if (c->argc != 3 || c->argl[2] < 5 || memcmp(c->argv[2], "HTTP/", 5) != 0)
     return 0;
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+    if (c->argl[0] == strlen(methods[i]) && !memcmp(c->argv[0], methods[i], c->argl[0]))
+      return 1;
+  return 0;
+}
+
+static int step_start(idgen__resp_parser *p, const char *in, size_t len) {
+  if (len == 0)
+    return 0;
+  p->stage = in[0] == '*' ? PS_COUNT : PS_INLINE;
+  p->pos = 0;
+  return STEP_ON;
+}
+
+/* Words separated by spaces or tabs, one line; p->pos: how far '\n' was searched. */
+static int step_inline(idgen__resp_parser *p, const char *in, size_t len,
+                       idgen__resp_cmd *cmd, size_t *consumed, const char **err) {
+  const char *nl = memchr(in + p->pos, '\n', len - p->pos);
+  if (!nl) {
+    p->pos = len;
+    return len >= IDGEN_RESP_MAX_REQUEST
+               ? fail(err, "ERR Protocol error: too big inline request")
+               : 0;
   }
   size_t linelen = (size_t)(nl - in);
-  if (linelen > IDGEN_RESP_MAX_REQUEST) {
-    *err = "ERR Protocol error: too big inline request";
-    return -1;
-  }
+  if (linelen >= IDGEN_RESP_MAX_REQUEST)
+    return fail(err, "ERR Protocol error: too big inline request");
   if (linelen && in[linelen - 1] == '\r')
     linelen--;
   cmd->argc = 0;
@@ -66,94 +113,115 @@ static int parse_inline(const char *in, size_t len, idgen__resp_cmd *cmd, size_t
     cmd->argc++;
   }
   *consumed = (size_t)(nl - in) + 1;
+  return looks_like_http(cmd) ? IDGEN_RESP_HTTP : 1;
+}
+
+static int step_count(idgen__resp_parser *p, const char *in, size_t len,
+                      idgen__resp_cmd *cmd, size_t *consumed, const char **err) {
+  const char *lf = NULL;
+  int found = length_line(in, len, 0, &lf);
+  if (found <= 0)
+    return found < 0 ? fail(err, "ERR Protocol error: invalid multibulk length") : 0;
+  long long n = parse_len(in + 1, (size_t)(lf - in - 2), 1024 * 1024);
+  if (n < -1)
+    return fail(err, "ERR Protocol error: invalid multibulk length");
+  p->pos = (size_t)(lf - in) + 1;
+  if (n <= 0) {
+    cmd->argc = 0;
+    *consumed = p->pos;
+    return 1;
+  }
+  p->nargs = (size_t)n;
+  p->argc = 0;
+  p->stage = PS_BULK_LEN;
+  return STEP_ON;
+}
+
+static int step_bulk_len(idgen__resp_parser *p, const char *in, size_t len,
+                         const char **err) {
+  if (p->pos >= len)
+    return 0;
+  if (in[p->pos] != '$')
+    return fail(err, "ERR Protocol error: expected '$'");
+  const char *lf = NULL;
+  int found = length_line(in, len, p->pos, &lf);
+  if (found <= 0)
+    return found < 0 ? fail(err, "ERR Protocol error: invalid bulk length") : 0;
+  long long bl =
+      parse_len(in + p->pos + 1, (size_t)(lf - (in + p->pos) - 2), IDGEN_RESP_MAX_REQUEST);
+  if (bl < 0)
+    return fail(err, "ERR Protocol error: invalid bulk length");
+  size_t start = (size_t)(lf - in) + 1;
+  if (start + (size_t)bl + 2 > IDGEN_RESP_MAX_REQUEST)
+    return fail(err, "ERR Protocol error: request too large");
+  p->bulk_len = (size_t)bl;
+  p->pos = start;
+  p->stage = PS_BULK_DATA;
+  return STEP_ON;
+}
+
+static int step_bulk_data(idgen__resp_parser *p, const char *in, size_t len,
+                          idgen__resp_cmd *cmd, size_t *consumed, const char **err) {
+  if (len - p->pos < p->bulk_len + 2)
+    return 0;
+  if (in[p->pos + p->bulk_len] != '\r' || in[p->pos + p->bulk_len + 1] != '\n')
+    return fail(err, "ERR Protocol error: bulk string not followed by CRLF");
+  if (p->argc < IDGEN_RESP_MAX_ARGS) {
+    p->argo[p->argc] = p->pos;
+    p->argl[p->argc] = p->bulk_len;
+  }
+  p->argc++;
+  p->pos += p->bulk_len + 2;
+  if (p->argc < p->nargs) {
+    p->stage = PS_BULK_LEN;
+    return STEP_ON;
+  }
+  cmd->argc = p->argc;
+  for (size_t i = 0; i < p->argc && i < IDGEN_RESP_MAX_ARGS; i++) {
+    cmd->argv[i] = in + p->argo[i];
+    cmd->argl[i] = p->argl[i];
+  }
+  *consumed = p->pos;
   return 1;
 }
 
-int idgen__resp_parse(const char *in, size_t len, idgen__resp_cmd *cmd, size_t *consumed,
-                      const char **err) {
-  if (len == 0)
-    return 0;
-  if (in[0] != '*')
-    return parse_inline(in, len, cmd, consumed, err);
-  size_t limit = len < IDGEN_RESP_MAX_REQUEST ? len : IDGEN_RESP_MAX_REQUEST;
-  const char *cr = memchr(in, '\r', limit);
-  if (!cr || (size_t)(cr - in) + 1 >= len) {
-    if (len >= IDGEN_RESP_MAX_REQUEST) {
-      *err = "ERR Protocol error: invalid multibulk length";
-      return -1;
+void idgen__resp_parser_init(idgen__resp_parser *p) {
+  memset(p, 0, sizeof *p);
+  p->stage = PS_START;
+}
+
+int idgen__resp_parse(idgen__resp_parser *p, const char *in, size_t len,
+                      idgen__resp_cmd *cmd, size_t *consumed, const char **err) {
+  int rc = STEP_ON;
+  while (rc == STEP_ON) {
+    switch (p->stage) {
+    case PS_START:
+      rc = step_start(p, in, len);
+      break;
+    case PS_INLINE:
+      rc = step_inline(p, in, len, cmd, consumed, err);
+      break;
+    case PS_COUNT:
+      rc = step_count(p, in, len, cmd, consumed, err);
+      break;
+    case PS_BULK_LEN:
+      rc = step_bulk_len(p, in, len, err);
+      break;
+    default:
+      rc = step_bulk_data(p, in, len, cmd, consumed, err);
+      break;
     }
-    return 0;
   }
-  if (cr[1] != '\n') {
-    *err = "ERR Protocol error: invalid multibulk length";
-    return -1;
-  }
-  long long n = parse_len(in + 1, (size_t)(cr - in - 1), 1024 * 1024);
-  if (n < -1) {
-    *err = "ERR Protocol error: invalid multibulk length";
-    return -1;
-  }
-  size_t pos = (size_t)(cr - in) + 2;
-  cmd->argc = 0;
-  for (long long a = 0; a < n; a++) {
-    if (pos >= len)
-      goto more;
-    if (in[pos] != '$') {
-      *err = "ERR Protocol error: expected '$'";
-      return -1;
-    }
-    size_t avail = len - pos;
-    const char *lcr = memchr(in + pos, '\r', avail < 16 ? avail : 16);
-    if (!lcr) {
-      if (avail >= 16) {
-        *err = "ERR Protocol error: invalid bulk length";
-        return -1;
-      }
-      goto more;
-    }
-    if ((size_t)(lcr - in) + 1 >= len)
-      goto more;
-    if (lcr[1] != '\n') {
-      *err = "ERR Protocol error: invalid bulk length";
-      return -1;
-    }
-    long long bl =
-        parse_len(in + pos + 1, (size_t)(lcr - (in + pos) - 1), IDGEN_RESP_MAX_REQUEST);
-    if (bl < 0) {
-      *err = "ERR Protocol error: invalid bulk length";
-      return -1;
-    }
-    pos = (size_t)(lcr - in) + 2;
-    if (pos > IDGEN_RESP_MAX_REQUEST || (size_t)bl > IDGEN_RESP_MAX_REQUEST - pos) {
-      *err = "ERR Protocol error: request too large";
-      return -1;
-    }
-    if (len - pos < (size_t)bl + 2)
-      goto more;
-    if (in[pos + (size_t)bl] != '\r' || in[pos + (size_t)bl + 1] != '\n') {
-      *err = "ERR Protocol error: bulk string not followed by CRLF";
-      return -1;
-    }
-    if (cmd->argc < IDGEN_RESP_MAX_ARGS) {
-      cmd->argv[cmd->argc] = in + pos;
-      cmd->argl[cmd->argc] = (size_t)bl;
-    }
-    cmd->argc++;
-    pos += (size_t)bl + 2;
-  }
-  *consumed = pos;
-  return 1;
-more:
-  if (len >= IDGEN_RESP_MAX_REQUEST) {
-    *err = "ERR Protocol error: request too large";
-    return -1;
-  }
-  return 0;
+  if (rc != 0)
+    p->stage = PS_START;
+  return rc;
 }
 
 void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t) {
   s->t = t;
   s->authed = !idgen__svc_auth_required(t->svc);
+  s->auth_failures = 0;
+  idgen__resp_parser_init(&s->parser);
 }
 
 static int64_t resp_mono_ns(void) {
@@ -329,7 +397,11 @@ static idgen__rcmd run(idgen__resp_session *s, const idgen__resp_cmd *c, idgen__
                      "default user. Are you sure your configuration is correct?");
     } else if ((c->argc == 3 && !(c->argl[1] == 7 && !strncmp(c->argv[1], "default", 7))) ||
                !idgen__svc_auth_ok(t->svc, c->argv[c->argc - 1], c->argl[c->argc - 1])) {
+      /* Guessing takes a new connection every few tries; Redis clients reconnect. */
       error_str(out, "WRONGPASS invalid username-password pair or user is disabled.");
+      idgen__metrics_auth_failed(t->m, LISTENER_RESP);
+      if (++s->auth_failures >= IDGEN_RESP_MAX_AUTH_FAILURES)
+        *close = 1;
     } else {
       s->authed = 1;
       idgen__buf_adds(out, "+OK\r\n");
@@ -459,9 +531,15 @@ size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idge
     idgen__resp_cmd cmd;
     size_t consumed = 0;
     const char *err = NULL;
-    int rc = idgen__resp_parse(in + used, len - used, &cmd, &consumed, &err);
+    int rc = idgen__resp_parse(&s->parser, in + used, len - used, &cmd, &consumed, &err);
     if (rc == 0)
       break;
+    if (rc == IDGEN_RESP_HTTP) {
+      atomic_fetch_add_explicit(&s->t->m->resp_cross_protocol, 1, memory_order_relaxed);
+      *close = 1;
+      used = len;
+      break;
+    }
     if (rc < 0) {
       error_str(out, err);
       atomic_fetch_add_explicit(&s->t->m->resp_protocol_errors, 1, memory_order_relaxed);

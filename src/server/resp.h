@@ -10,9 +10,10 @@
 #include "server/api.h"
 #include "server/buf.h"
 
-#define IDGEN_RESP_MAX_ARGS 8        /* arguments kept; argc still counts them all */
-#define IDGEN_RESP_MAX_REQUEST 65536 /* bytes of one command, framing included */
-#define IDGEN_RESP_OUT_HIGH 262144   /* stop answering once this much waits to be sent */
+#define IDGEN_RESP_MAX_ARGS 8          /* arguments kept; argc still counts them all */
+#define IDGEN_RESP_MAX_REQUEST 16384   /* bytes of one command, framing included */
+#define IDGEN_RESP_OUT_HIGH 16384      /* stop answering once this much waits to be sent */
+#define IDGEN_RESP_MAX_AUTH_FAILURES 3 /* wrong AUTHs before the connection is closed */
 
 typedef struct idgen__resp_cmd {
   size_t argc; /* arguments sent (may exceed IDGEN_RESP_MAX_ARGS) */
@@ -20,23 +21,48 @@ typedef struct idgen__resp_cmd {
   size_t argl[IDGEN_RESP_MAX_ARGS];
 } idgen__resp_cmd;
 
-/* Parses one command from in[0..len). Returns 1 and sets *consumed (argc may be 0 for
- * an empty line or "*0"), 0 if more bytes are needed, or -1 with *err set to a
- * Redis-worded protocol error (the connection must then be closed). */
-int idgen__resp_parse(const char *in, size_t len, idgen__resp_cmd *cmd, size_t *consumed,
-                      const char **err);
+/* Where the parser stopped in an unfinished command, so that a command sent in many small
+ * pieces is read once, not again from its first byte on every read. */
+typedef struct idgen__resp_parser {
+  int stage;                        /* what is read next (resp.c) */
+  size_t pos;                       /* where, counted from the command's first byte */
+  size_t nargs;                     /* multibulk: arguments announced */
+  size_t bulk_len;                  /* the bulk string being read */
+  size_t argc;                      /* arguments read so far */
+  size_t argo[IDGEN_RESP_MAX_ARGS]; /* where each kept argument starts */
+  size_t argl[IDGEN_RESP_MAX_ARGS];
+} idgen__resp_parser;
+
+/* The line looked like an HTTP request (a web page posting to this port): the connection
+ * is closed without a reply, as Redis does, before any command runs. */
+#define IDGEN_RESP_HTTP (-2)
+
+void idgen__resp_parser_init(idgen__resp_parser *p);
+
+/* Parses one command from in[0..len), which starts at the command's first byte. Returns 1
+ * and sets *consumed (argc may be 0 for an empty line or "*0"); 0 if more bytes are
+ * needed: call again with the same bytes and more after them (the buffer may have moved),
+ * and the parser resumes where it stopped; -1 with *err set to a Redis-worded protocol
+ * error (the connection must then be closed); or IDGEN_RESP_HTTP. After anything but 0,
+ * the parser is ready for the next command. A command is at most IDGEN_RESP_MAX_REQUEST
+ * bytes; the multibulk and bulk length lines must end in CRLF. */
+int idgen__resp_parse(idgen__resp_parser *p, const char *in, size_t len,
+                      idgen__resp_cmd *cmd, size_t *consumed, const char **err);
 
 typedef struct idgen__resp_session {
   idgen__tctx *t;
   int authed;
+  unsigned auth_failures; /* wrong AUTHs on this connection */
+  idgen__resp_parser parser;
 } idgen__resp_session;
 
 void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t);
 
 /* Answers every complete command in in[0..len), in order, appending replies to out;
- * stops early once out holds IDGEN_RESP_OUT_HIGH bytes. Returns the bytes consumed.
- * Sets *close when the connection should be closed once out is sent (QUIT, a protocol
- * error, shutting down). */
+ * stops early once out holds IDGEN_RESP_OUT_HIGH bytes. Returns the bytes consumed; the
+ * next call passes what was not consumed first, with any new bytes after it. Sets *close
+ * when the connection should be closed once out is sent (QUIT, a protocol error, a line
+ * that looks like HTTP, IDGEN_RESP_MAX_AUTH_FAILURES wrong AUTHs, shutting down). */
 size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idgen__buf *out,
                         int *close);
 

@@ -49,10 +49,20 @@ static int someone_listens(const struct sockaddr *sa, socklen_t len) {
   return rc == 0;
 }
 
+int idgen__sockaddr_is_loopback(const struct sockaddr *sa) {
+  if (sa->sa_family == AF_INET)
+    return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family != AF_INET6)
+    return 0;
+  const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 /* Opens n listening sockets on one address with SO_REUSEPORT; port 0 picks a free port
- * once and shares it. Writes the bound "addr:port" into bound. */
-static int open_listeners(const char *what, const char *spec, int *fds, size_t n,
-                          size_t stride, char *bound, size_t boundlen) {
+ * once and shares it. Writes the bound "addr:port" into bound. Warns when the address
+ * reaches beyond this machine and no token guards it. */
+static int open_listeners(const char *what, const char *spec, int token_set, int *fds,
+                          size_t n, size_t stride, char *bound, size_t boundlen) {
   char host[256];
   uint16_t port;
   if (idgen__parse_hostport(spec, host, sizeof host, &port) < 0) {
@@ -111,6 +121,11 @@ static int open_listeners(const char *what, const char *spec, int *fds, size_t n
     p = ntohs(a4->sin_port);
     snprintf(bound, boundlen, "%s:%u", ip, p);
   }
+  if (!token_set && !idgen__sockaddr_is_loopback((struct sockaddr *)&addr))
+    idgen__log("warn", "config",
+               "%s %s listens beyond loopback and no --auth-token-file is set: anyone who "
+               "reaches it can take IDs",
+               what, bound);
   return 0;
 }
 
@@ -124,13 +139,7 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  idgen__net_config nc = {.tctx = &t,
-                          .http_fd = w->http_fd,
-                          .resp_fd = w->resp_fd,
-                          .header_timeout_ms = cfg->header_timeout_ms,
-                          .idle_timeout_ms = cfg->idle_timeout_ms,
-                          .conns = idgen__svc_conns(w->svc),
-                          .max_conns = cfg->max_conns};
+  idgen__net_config nc = {.tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);
@@ -153,36 +162,6 @@ static void *serve_thread(void *arg) {
   return NULL;
 }
 
-static int load_token(idgen__serve_config *cfg) {
-  if (!cfg->auth_token_file[0])
-    return 0;
-  FILE *f = fopen(cfg->auth_token_file, "r");
-  if (!f) {
-    idgen__log("error", "config", "--auth-token-file %s: %s", cfg->auth_token_file,
-               strerror(errno));
-    return -1;
-  }
-  size_t n = fread(cfg->auth_token, 1, sizeof cfg->auth_token - 1, f);
-  int more = fgetc(f) != EOF;
-  fclose(f);
-  cfg->auth_token[n] = 0;
-  while (n && (cfg->auth_token[n - 1] == '\n' || cfg->auth_token[n - 1] == '\r' ||
-               cfg->auth_token[n - 1] == ' ' || cfg->auth_token[n - 1] == '\t'))
-    cfg->auth_token[--n] = 0;
-  int bad = more || n == 0 || strlen(cfg->auth_token) != n;
-  for (size_t i = 0; !bad && i < n; i++)
-    bad = (unsigned char)cfg->auth_token[i] <= ' ' ||
-          (unsigned char)cfg->auth_token[i] >= 0x7f;
-  if (bad) {
-    idgen__log("error", "config",
-               "--auth-token-file %s: want one token of 1..%zu printable characters",
-               cfg->auth_token_file, sizeof cfg->auth_token - 1);
-    memset(cfg->auth_token, 0, sizeof cfg->auth_token);
-    return -1;
-  }
-  return 0;
-}
-
 static void raise_nofile(idgen__serve_config *cfg) {
   struct rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
@@ -192,12 +171,17 @@ static void raise_nofile(idgen__serve_config *cfg) {
     setrlimit(RLIMIT_NOFILE, &rl);
     getrlimit(RLIMIT_NOFILE, &rl);
   }
-  uint64_t room = rl.rlim_cur > 128 ? (uint64_t)rl.rlim_cur - 128 : 1;
+  /* --max-conns holds per listener: each may fill it. */
+  uint64_t listeners = (cfg->http[0] ? 1u : 0u) + (cfg->resp[0] ? 1u : 0u);
+  uint64_t room = rl.rlim_cur > 128 ? ((uint64_t)rl.rlim_cur - 128) / listeners : 1;
+  if (room == 0)
+    room = 1;
   if (cfg->max_conns > room) {
     idgen__log("warn", "config",
-               "--max-conns %llu lowered to %llu: open-file limit is %llu",
+               "--max-conns %llu lowered to %llu: open-file limit is %llu for %llu "
+               "listeners",
                (unsigned long long)cfg->max_conns, (unsigned long long)room,
-               (unsigned long long)rl.rlim_cur);
+               (unsigned long long)rl.rlim_cur, (unsigned long long)listeners);
     cfg->max_conns = room;
   }
 }
@@ -206,12 +190,6 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   int rc = idgen__log_open(cfg->log_file);
   if (rc < 0) {
     fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));
-    return 1;
-  }
-  if (load_token(cfg) < 0)
-    return 1;
-  if (!cfg->http[0] && !cfg->resp[0]) {
-    idgen__log("error", "config", "both --http and --resp are empty: nothing to serve");
     return 1;
   }
   raise_nofile(cfg);
@@ -238,11 +216,14 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   for (size_t i = 0; i < nthreads; i++)
     workers[i].http_fd = workers[i].resp_fd = -1;
   char http_bound[300] = "off", resp_bound[300] = "off";
-  if (cfg->http[0] && open_listeners("--http", cfg->http, &workers[0].http_fd, nthreads,
-                                     sizeof(worker), http_bound, sizeof http_bound) < 0)
+  int token_set = cfg->auth_token[0] != 0;
+  if (cfg->http[0] &&
+      open_listeners("--http", cfg->http, token_set, &workers[0].http_fd, nthreads,
+                     sizeof(worker), http_bound, sizeof http_bound) < 0)
     goto fail_listen;
-  if (cfg->resp[0] && open_listeners("--resp", cfg->resp, &workers[0].resp_fd, nthreads,
-                                     sizeof(worker), resp_bound, sizeof resp_bound) < 0)
+  if (cfg->resp[0] &&
+      open_listeners("--resp", cfg->resp, token_set, &workers[0].resp_fd, nthreads,
+                     sizeof(worker), resp_bound, sizeof resp_bound) < 0)
     goto fail_listen;
 
   char err[300];
@@ -253,7 +234,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   }
   idgen__log("info", "start",
              "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%lld "
-             "policy=%s max_conns=%llu max_count=%llu auth=%s",
+             "policy=%s max_conns=%llu/listener max_count=%llu auth=%s",
              IDGEN_VERSION, http_bound, resp_bound, nthreads, idgen__svc_layout(svc)->name,
              idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc),
              cfg->policy, (unsigned long long)cfg->max_conns,

@@ -36,7 +36,7 @@ struct idgen__svc {
   char provider[80];
   int64_t started_ms;
   _Atomic int stopping;
-  _Atomic uint64_t conns;
+  _Atomic uint64_t conns[LISTENER_COUNT];
   size_t nshards;
   idgen__metrics *shards;
 };
@@ -188,8 +188,8 @@ const idgen_opaque *idgen__svc_opaque(const idgen__svc *svc) {
   return svc->opaque;
 }
 
-_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc) {
-  return &svc->conns;
+_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener) {
+  return &svc->conns[listener];
 }
 
 int idgen__svc_next(idgen__svc *svc, uint64_t *id) {
@@ -408,16 +408,13 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_cap_ms Unix ms above which nothing is issued (0: no cap).\n"
       "# TYPE idgen_cap_ms gauge\n"
       "idgen_cap_ms %" PRId64 "\n"
-      "# HELP idgen_connections_open Connections open now (both listeners).\n"
-      "# TYPE idgen_connections_open gauge\n"
-      "idgen_connections_open %" PRIu64 "\n"
       "# HELP idgen_ready 1 while /readyz answers 200.\n"
       "# TYPE idgen_ready gauge\n"
       "idgen_ready %d\n",
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
       st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker,
-      st.last_ms, st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms,
-      atomic_load(&svc->conns), ready);
+      st.last_ms, st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, ready);
+  idgen__metrics_render_open(svc->conns, out);
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
   idgen__buf_addf(

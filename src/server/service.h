@@ -27,8 +27,8 @@ const idgen__serve_config *idgen__svc_config(const idgen__svc *svc);
 const idgen_layout *idgen__svc_layout(const idgen__svc *svc);
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i);
 
-/* Open connections of every listener and thread (the --max-conns count). */
-_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc);
+/* Open connections of one listener, every thread together (held under --max-conns). */
+_Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener);
 
 /* IDs: as idgen_gen_next / idgen_gen_next_batch. Thread-safe. */
 int idgen__svc_next(idgen__svc *svc, uint64_t *id);

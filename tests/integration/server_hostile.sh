@@ -2,7 +2,7 @@
 # server_hostile.sh: hostile input: random bytes, a 1 MiB header, a request line without
 # end, slowloris, many idle connections, half-closed sockets, the connection limit. Each
 # is answered with a 4xx or closed while the server keeps serving others and its RSS
-# stays bounded.
+# stays bounded. (The attacks of issue 11, at their scale: server_abuse.sh.)
 source "$(dirname "$0")/server_common.bash"
 
 start_server hostile --header-timeout 1000 --idle-timeout 1500 --max-conns 10500
@@ -22,19 +22,20 @@ for seed in 1 2 3 4 5; do
 done
 alive "after random bytes"
 
-# a 1 MiB header: 4xx or closed
+# a 1 MiB header: 431 once 8 KiB of it arrived
 { printf 'GET /v1/id HTTP/1.1\r\nHost: x\r\nX-Big: '; head -c 1048576 /dev/zero | tr '\0' a; printf '\r\n\r\n'; } >"$WORK/big.req"
 out=$(poke send "$HTTP_PORT" <"$WORK/big.req")
-if [[ -z "$out" || "$out" == HTTP/1.1\ 4* ]]; then say "ok   1 MiB header: ${out:-closed}"; else fail "1 MiB header: $out"; fi
+check "1 MiB header" "HTTP/1.1 431 Request Header Fields Too Large" "$out"
 # 9 KiB header: our own 431
 { printf 'GET /v1/id HTTP/1.1\r\nHost: x\r\nX-Big: '; head -c 9000 /dev/zero | tr '\0' a; printf '\r\n\r\n'; } >"$WORK/9k.req"
 out=$(poke send "$HTTP_PORT" <"$WORK/9k.req")
 check "9 KiB header" "HTTP/1.1 431 Request Header Fields Too Large" "$out"
 alive "after big headers"
 
-# a request line without end, and a slow request: cut off by the header timeout
+# a request line without end: 414 once 2 KiB of it arrived; a slow request: cut off by
+# the header timeout
 out=$(poke endless "$HTTP_PORT" 3000)
-if [[ -z "$out" || "$out" == HTTP/1.1\ 4* ]]; then say "ok   endless request line: ${out:-closed} ($(tail -1 "$WORK/poke.err"))"; else fail "endless request line: $out"; fi
+check "endless request line" "HTTP/1.1 414 URI Too Long" "$out"
 start=$(date +%s%N)
 printf 'GET /v1/id HTTP/1.1\r\nHost: x\r\n' | poke send "$HTTP_PORT" -t 5000 >/dev/null
 ms=$((($(date +%s%N) - start) / 1000000))
@@ -59,12 +60,12 @@ wait "${pids[@]}"
 alive "after 50 half-closed sockets"
 
 # many idle connections: as many as ulimit and time allow (10,000 when possible), while
-# others are served; the idle timeouts close them
+# others are served; the idle timeouts close them. The server keeps --max-conns per
+# listener within its open-file limit, so each listener gets half of it.
 want=10000
+ulimit -n $((2 * want + 500)) 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 limit=$(ulimit -n)
-ulimit -n $((want + 500)) 2>/dev/null || true # the client needs a descriptor for each
-limit=$(ulimit -n)
-if ((limit < want + 200)); then want=$((limit - 200)); fi
+if ((want > (limit - 128) / 2 - 100)); then want=$(((limit - 128) / 2 - 100)); fi
 "$POKE" idle "$RESP_PORT" "$want" 2500 >"$WORK/idle.out" &
 ipid=$!
 sleep 0.5
@@ -83,13 +84,13 @@ start_server limit --max-conns 50 --idle-timeout 60000
 "$POKE" idle "$RESP_PORT" 200 1500 >"$WORK/limit.out" &
 ipid=$!
 sleep 0.5
-refused=$(curl -s "http://$HTTP/healthz" -o /dev/null -w '%{http_code}' || true)
+refused=$(redis-cli -p "$RESP_PORT" PING 2>&1 || true)
 wait $ipid
 closed=$(tail -1 "$WORK/limit.out")
 check "150 of 200 refused at --max-conns 50" 150 "$closed"
-check "a new client is refused while full" 000 "$refused"
-check "serving again once they left" 200 "$(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/healthz")"
-m=$(curl -s "http://$HTTP/metrics" | grep '^idgen_connections_refused_total')
-check_match "refusals counted" 'idgen_connections_refused_total (15[0-9]|1[6-9][0-9])' "$m"
+check_match "a new client is refused while full" 'closed|reset|refused' "${refused,,}"
+check "serving again once they left" PONG "$(redis-cli -p "$RESP_PORT" PING)"
+m=$(curl -s "http://$HTTP/metrics" | grep '^idgen_connections_refused_total{listener="resp"}')
+check_match "refusals counted" 'idgen_connections_refused_total\{listener="resp"\} (15[0-9]|1[6-9][0-9])' "$m"
 stop_server || true
 finish

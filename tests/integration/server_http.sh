@@ -126,7 +126,7 @@ check "SIGTERM exits 0" 0 "$rc"
 check_match "final HWM logged" 'final_hwm' "$(cat "$SERVER_LOG")"
 
 # bearer token: /v1/* and /metrics need it, probes do not
-printf 's3cret-token\n' >"$WORK/token"
+printf 's3cret-token-0123456789\n' >"$WORK/token"
 start_server auth --auth-token-file "$WORK/token"
 U=http://$HTTP
 code=$(req "$U/v1/id"); check "no token -> 401" 401 "$code"
@@ -134,7 +134,7 @@ check_match "401 JSON" '"code":"unauthorized"' "$(cat "$WORK/body")"
 www=$(curl -s -o /dev/null -D - "$U/v1/id" | tr -d '\r' | grep -i '^www-authenticate:')
 check_match "401 has WWW-Authenticate" 'Bearer' "$www"
 code=$(req -H "Authorization: Bearer wrong" "$U/v1/id"); check "wrong token -> 401" 401 "$code"
-code=$(req -H "Authorization: Bearer s3cret-token" "$U/v1/id"); check "right token -> 200" 200 "$code"
+code=$(req -H "Authorization: Bearer s3cret-token-0123456789" "$U/v1/id"); check "right token -> 200" 200 "$code"
 code=$(req "$U/metrics"); check "metrics needs the token" 401 "$code"
 check "healthz needs none" 200 "$(req "$U/healthz")"
 check "readyz needs none" 200 "$(req "$U/readyz")"

@@ -5,9 +5,9 @@
 source "$(dirname "$0")/server_common.bash"
 
 "$IDGEN" opaque keygen "$WORK/key"
-printf 'tok-opaque\n' >"$WORK/token"
+printf 'tok-opaque-0123456789\n' >"$WORK/token"
 KEY=$(cat "$WORK/key")
-AUTH="Authorization: Bearer tok-opaque"
+AUTH="Authorization: Bearer tok-opaque-0123456789"
 req() { curl -s -o "$WORK/body" -w '%{http_code}' "$@"; }
 field() { sed -n "s/.*\"$1\":\"\\([^\"]*\\)\".*/\\1/p" "$WORK/body"; }
 
@@ -78,7 +78,7 @@ code=$(req -H "$AUTH" "$U/v1/ids?count=2&opaque=1")
 check "opaque= only on decode" 400 "$code"
 
 # RESP: ID and IDS with a form
-rc() { redis-cli -h 127.0.0.1 -p "$RESP_PORT" --no-auth-warning -a tok-opaque "$@"; }
+rc() { redis-cli -h 127.0.0.1 -p "$RESP_PORT" --no-auth-warning -a tok-opaque-0123456789 "$@"; }
 text=$(rc ID opaque-base62)
 check_match "RESP ID opaque-base62" '^[0-9A-Za-z]{11}$' "$text"
 check_match "RESP ID opaque-base62 decodes" '^[0-9]+$' \

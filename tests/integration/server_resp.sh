@@ -76,15 +76,15 @@ check "still serving" PONG "$(rc PING)"
 stop_server || true
 
 # AUTH when a token is set
-printf 'tok-123\n' >"$WORK/token"
+printf 'tok-123-abcdefghijkl\n' >"$WORK/token"
 start_server resp-auth --auth-token-file "$WORK/token"
 check "NOAUTH before AUTH" "NOAUTH Authentication required." "$(rc ID)"
 check "wrong password" "WRONGPASS invalid username-password pair or user is disabled." "$(rc AUTH nope)"
-out=$(printf 'AUTH tok-123\nPING\n' | rc)
+out=$(printf 'AUTH tok-123-abcdefghijkl\nPING\n' | rc)
 check "AUTH then PING" $'OK\nPONG' "$out"
-out=$(printf 'AUTH default tok-123\nPING\n' | rc)
+out=$(printf 'AUTH default tok-123-abcdefghijkl\nPING\n' | rc)
 check "AUTH default token" $'OK\nPONG' "$out"
-check_match "redis-cli -a" '^[0-9]+$' "$(redis-cli -p "$RESP_PORT" --no-auth-warning -a tok-123 ID)"
+check_match "redis-cli -a" '^[0-9]+$' "$(redis-cli -p "$RESP_PORT" --no-auth-warning -a tok-123-abcdefghijkl ID)"
 rc=0; stop_server || rc=$?
 check "SIGTERM exits 0" 0 "$rc"
 finish

@@ -1,0 +1,276 @@
+/* http1.c: HTTP/1.x requests in, responses out: heads held to the configured limits as
+ * they arrive, keep-alive and pipelining, bodies up to 1 KiB read and dropped. */
+#include "server/http1.h"
+
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* picohttpparser, inside libh2o; Debian ships no picohttpparser.h. */
+struct phr_header {
+  const char *name; /* NULL for a folded continuation line */
+  size_t name_len;
+  const char *value;
+  size_t value_len;
+};
+int phr_parse_request(const char *buf, size_t len, const char **method, size_t *method_len,
+                      const char **path, size_t *path_len, int *minor_version,
+                      struct phr_header *headers, size_t *num_headers, size_t last_len);
+
+/* What the headers say about framing and the connection. */
+typedef struct head_info {
+  const char *authorization;
+  size_t authorization_len;
+  uint64_t content_length;
+  int has_length, chunked, conn_close, conn_keep_alive, folded, bad_length;
+} head_info;
+
+void idgen__http1_session_init(idgen__http1_session *s, idgen__tctx *t) {
+  const idgen__serve_config *cfg = idgen__svc_config(t->svc);
+  memset(s, 0, sizeof *s);
+  s->t = t;
+  s->max_line = (size_t)cfg->max_request_line;
+  s->max_headers = (size_t)cfg->max_header_bytes;
+  s->date_s = -1;
+}
+
+size_t idgen__http1_max_input(const idgen__serve_config *cfg) {
+  /* An empty line before the request, the line and its CRLF, the headers and the blank
+   * line after them, the body. */
+  return 2 + (size_t)cfg->max_request_line + 2 + (size_t)cfg->max_header_bytes + 2 +
+         IDGEN_HTTP1_MAX_BODY;
+}
+
+static int name_is(const struct phr_header *h, const char *name) {
+  size_t n = strlen(name);
+  return h->name_len == n && strncasecmp(h->name, name, n) == 0;
+}
+
+/* 1 if the comma-separated list v[0..n) holds the token (case-insensitive). */
+static int has_token(const char *v, size_t n, const char *token) {
+  size_t tl = strlen(token), i = 0;
+  while (i < n) {
+    while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+      i++;
+    size_t start = i;
+    while (i < n && v[i] != ',')
+      i++;
+    size_t end = i;
+    while (end > start && (v[end - 1] == ' ' || v[end - 1] == '\t'))
+      end--;
+    if (end - start == tl && strncasecmp(v + start, token, tl) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static void read_headers(const struct phr_header *h, size_t n, head_info *info) {
+  memset(info, 0, sizeof *info);
+  for (size_t i = 0; i < n; i++) {
+    if (!h[i].name) {
+      info->folded = 1; /* obsolete line folding: RFC 9112 says reject */
+    } else if (name_is(&h[i], "content-length")) {
+      uint64_t v = 0;
+      int ok = h[i].value_len > 0 && h[i].value_len <= 18;
+      for (size_t k = 0; ok && k < h[i].value_len; k++) {
+        char c = h[i].value[k];
+        ok = c >= '0' && c <= '9';
+        v = v * 10 + (uint64_t)(c - '0');
+      }
+      if (!ok || (info->has_length && v != info->content_length))
+        info->bad_length = 1;
+      info->has_length = 1;
+      info->content_length = v;
+    } else if (name_is(&h[i], "transfer-encoding")) {
+      info->chunked = 1;
+    } else if (name_is(&h[i], "connection")) {
+      info->conn_close |= has_token(h[i].value, h[i].value_len, "close");
+      info->conn_keep_alive |= has_token(h[i].value, h[i].value_len, "keep-alive");
+    } else if (name_is(&h[i], "authorization") && !info->authorization) {
+      info->authorization = h[i].value;
+      info->authorization_len = h[i].value_len;
+    }
+  }
+}
+
+/* "Sun, 06 Nov 1994 08:49:37 GMT", formatted once a second. */
+static const char *http_date(idgen__http1_session *s) {
+  time_t now = time(NULL);
+  if ((int64_t)now != s->date_s) {
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(s->date, sizeof s->date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    s->date_s = (int64_t)now;
+  }
+  return s->date;
+}
+
+/* The status line, the headers (lower case, as h2o wrote them), and the body unless the
+ * request was HEAD. keep_alive_10: an HTTP/1.0 client asked to keep the connection. */
+static void write_response(idgen__http1_session *s, const idgen__http_res *res, int head,
+                           int keep_alive_10, int close, idgen__buf *out) {
+  const idgen__buf *body = &s->t->out;
+  idgen__buf_addf(out, "HTTP/1.1 %d %s\r\ndate: %s\r\nserver: idgen\r\n", res->status,
+                  res->reason, http_date(s));
+  idgen__buf_addf(out, "content-type: %s\r\ncontent-length: %zu\r\n", res->content_type,
+                  body->len);
+  if (close)
+    idgen__buf_adds(out, "connection: close\r\n");
+  else if (keep_alive_10)
+    idgen__buf_adds(out, "connection: keep-alive\r\n");
+  if (res->retry_after_s > 0)
+    idgen__buf_addf(out, "retry-after: %d\r\n", res->retry_after_s);
+  if (res->allow)
+    idgen__buf_adds(out, "allow: GET, HEAD\r\n");
+  if (res->www_authenticate)
+    idgen__buf_adds(out, "www-authenticate: Bearer\r\n");
+  idgen__buf_add(out, "\r\n", 2);
+  if (!head && body->len)
+    idgen__buf_add(out, body->data, body->len);
+}
+
+/* Answers with a refusal and closes: what follows in the stream cannot be framed. */
+static size_t refuse(idgen__http1_session *s, int status, size_t len, idgen__buf *out,
+                     int *close) {
+  idgen__http_res res;
+  idgen__api_refuse(s->t, status, &res);
+  write_response(s, &res, 0, 0, 1, out);
+  *close = 1;
+  return len;
+}
+
+/* An absolute-form target ("http://host/path") becomes its path. */
+static void origin_form(const char **path, size_t *len) {
+  const char *p = *path;
+  size_t n = *len, skip;
+  if (n >= 7 && strncasecmp(p, "http://", 7) == 0)
+    skip = 7;
+  else if (n >= 8 && strncasecmp(p, "https://", 8) == 0)
+    skip = 8;
+  else
+    return;
+  const char *slash = memchr(p + skip, '/', n - skip);
+  if (slash) {
+    *len = n - (size_t)(slash - p);
+    *path = slash;
+  } else {
+    *path = "/";
+    *len = 1;
+  }
+}
+
+void idgen__http1_target(idgen__http_req *req, const char *target, size_t len) {
+  const char *q = memchr(target, '?', len);
+  req->path = target;
+  req->path_len = q ? (size_t)(q - target) : len;
+  req->query = q ? q + 1 : NULL;
+  req->query_len = q ? len - req->path_len - 1 : 0;
+}
+
+static size_t count_lines(const char *p, size_t n) {
+  size_t lines = 0;
+  for (size_t i = 0; i < n; i++)
+    lines += p[i] == '\n';
+  return lines;
+}
+
+/* One request from in[0..len): the bytes it took (0: more are needed). */
+static size_t one_request(idgen__http1_session *s, const char *in, size_t len,
+                          idgen__buf *out, int *close) {
+  /* Like h2o, allow one empty line before a request (some clients send CRLF after a
+   * body). */
+  size_t off = in[0] == '\n' ? 1 : in[0] == '\r' && len >= 2 && in[1] == '\n' ? 2 : 0;
+  if (in[0] == '\r' && len < 2)
+    return 0;
+  size_t avail = len - off;
+  const char *method, *path;
+  size_t method_len, path_len, nh = IDGEN_HTTP1_MAX_HEADERS;
+  int minor;
+  struct phr_header h[IDGEN_HTTP1_MAX_HEADERS];
+  const char *nl =
+      memchr(in + off, '\n', avail < s->max_line + 2 ? avail : s->max_line + 2);
+  if (!nl) {
+    if (avail >= s->max_line + 2)
+      return refuse(s, 414, len, out, close);
+    /* The first bytes of a request may already show it is none (TLS, random bytes). */
+    if (s->scanned == 0 && phr_parse_request(in, len, &method, &method_len, &path,
+                                             &path_len, &minor, h, &nh, 0) == -1)
+      return refuse(s, 400, len, out, close);
+    s->scanned = len;
+    return 0;
+  }
+  size_t line_len = (size_t)(nl - (in + off));
+  if (line_len && nl[-1] == '\r')
+    line_len--;
+  if (line_len > s->max_line)
+    return refuse(s, 414, len, out, close);
+  size_t headers_at = (size_t)(nl - in) + 1;
+  if (s->body_wait && len < s->body_wait)
+    return 0;
+
+  int r = phr_parse_request(in, len, &method, &method_len, &path, &path_len, &minor, h, &nh,
+                            s->body_wait ? 0 : s->scanned);
+  if (r == -2) {
+    /* Incomplete: every byte after the request line belongs to the header section. */
+    if (len - headers_at > s->max_headers + 2)
+      return refuse(s, 431, len, out, close);
+    s->scanned = len;
+    return 0;
+  }
+  if (r < 0) {
+    int too_many =
+        count_lines(in + headers_at, len - headers_at) >= IDGEN_HTTP1_MAX_HEADERS;
+    return refuse(s, too_many ? 431 : 400, len, out, close);
+  }
+  size_t head_len = (size_t)r;
+  size_t blank = head_len - headers_at >= 2 && in[head_len - 2] == '\r' ? 2 : 1;
+  if (head_len - headers_at - blank > s->max_headers)
+    return refuse(s, 431, len, out, close);
+  head_info info;
+  read_headers(h, nh, &info);
+  if (info.folded || info.bad_length)
+    return refuse(s, 400, len, out, close);
+  if (info.chunked || info.content_length > IDGEN_HTTP1_MAX_BODY)
+    return refuse(s, 413, len, out, close);
+  size_t used = head_len + (size_t)info.content_length;
+  if (len < used) {
+    s->body_wait = used;
+    return 0;
+  }
+  s->body_wait = 0;
+  s->scanned = 0;
+
+  idgen__http_req req;
+  memset(&req, 0, sizeof req);
+  req.method = method;
+  req.method_len = method_len;
+  origin_form(&path, &path_len);
+  idgen__http1_target(&req, path, path_len);
+  req.authorization = info.authorization;
+  req.authorization_len = info.authorization_len;
+  idgen__http_res res;
+  idgen__api_http(s->t, &req, &res);
+  if (res.auth_failed) {
+    idgen__metrics_auth_failed(s->t->m, LISTENER_HTTP);
+    if (++s->auth_failures >= IDGEN_HTTP1_MAX_AUTH_FAILURES)
+      res.close = 1;
+  }
+  int keep = minor >= 1 ? !info.conn_close : info.conn_keep_alive && !info.conn_close;
+  *close = res.close || !keep;
+  int head = method_len == 4 && memcmp(method, "HEAD", 4) == 0;
+  write_response(s, &res, head, minor == 0 && !*close, *close, out);
+  return used;
+}
+
+size_t idgen__http1_feed(idgen__http1_session *s, const char *in, size_t len,
+                         idgen__buf *out, int *close) {
+  size_t used = 0;
+  *close = 0;
+  while (used < len && out->len < IDGEN_HTTP1_OUT_HIGH && !*close) {
+    size_t n = one_request(s, in + used, len - used, out, close);
+    if (n == 0)
+      break;
+    used += n;
+  }
+  return used;
+}
