@@ -28,6 +28,7 @@ extern "C" {
   X(ECAP, -1022, "high-water mark cap reached: not issuing")                               \
   X(ENOTARMED, -1023, "no worker ID held: not issuing")                                    \
   X(EEXHAUSTED, -1024, "no values left in this millisecond")                               \
+  X(EFORKED, -1025, "used in a forked child: arm it again in this process")                \
   X(EEMPTY, -1030, "empty input")                                                          \
   X(ELENGTH, -1031, "wrong length")                                                        \
   X(ECHAR, -1032, "invalid character")                                                     \

@@ -63,8 +63,16 @@ IDGEN_API void idgen_gen_free(idgen_gen *gen);
 /* Issues one ID. Thread-safe and lock-free: one CAS on a packed (time, seq) word.
  * Errors: IDGEN_ECLOCKBACK (policy), IDGEN_ELEASE (deadline passed; sticky until
  * armed), IDGEN_ECAP (cap reached and not raised in cap_wait_ns; sticky until the cap
- * is raised or the generator armed), IDGEN_ENOTARMED, IDGEN_ETIMEEND. When the
- * sequence of the current unit is used up it spins until the next unit. */
+ * is raised or the generator armed), IDGEN_ENOTARMED, IDGEN_EFORKED (see fork below),
+ * IDGEN_ETIMEEND. When the sequence of the current unit is used up it spins until the
+ * next unit.
+ *
+ * fork(): a child inherits the generator as it was, armed with the parent's worker ID,
+ * cap and (time, seq) state, so the two would issue the same IDs. In the child every
+ * call refuses with IDGEN_EFORKED (sticky) until idgen_gen_arm is called there, with a
+ * worker ID that no other process holds: from a lease won in the child (a new
+ * idgen_keeper; see idgen/lease.h), never the parent's. This holds for unfenced
+ * (static) generators too. The parent is not affected. */
 IDGEN_API int idgen_gen_next(idgen_gen *gen, uint64_t *id);
 
 /* Issues n IDs into ids[0..n), increasing. Reserves each unit's run of sequence
@@ -74,12 +82,15 @@ IDGEN_API int idgen_gen_next(idgen_gen *gen, uint64_t *id);
 IDGEN_API int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n);
 
 /* Arms the generator for a worker: sets worker, floor, cap and deadline at once and
- * clears every sticky refusal. Raising state only: the generator never issues a
- * (time, seq) at or below one it issued before, whatever the floor. An ID is only
- * returned if it was issued entirely within one armed period. Thread-safe. */
+ * clears every sticky refusal; it issues in this process only (a forked child refuses
+ * until armed there). Raising state only: the generator never issues a (time, seq) at
+ * or below one it issued before, whatever the floor. An ID is only returned if it was
+ * issued entirely within one armed period. Thread-safe. */
 IDGEN_API int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms,
                             int64_t cap_ms, int64_t deadline_ns);
-/* Stops issuing (IDGEN_ENOTARMED) until armed again. Thread-safe. */
+/* Stops issuing (IDGEN_ENOTARMED) until armed again. When it returns, no call that has
+ * not yet returned an ID will return one, and idgen_gen_last_ms called after it covers
+ * every ID returned: a final HWM can be read then. Thread-safe. */
 IDGEN_API void idgen_gen_disarm(idgen_gen *gen);
 /* Raises the cap (never lowers it) and clears a sticky IDGEN_ECAP. Thread-safe. */
 IDGEN_API void idgen_gen_set_cap(idgen_gen *gen, int64_t cap_ms);
@@ -104,10 +115,11 @@ typedef struct idgen_gen_stats {
   uint64_t refused_lease;      /* calls refused: deadline passed */
   uint64_t refused_cap;        /* calls refused: cap */
   uint64_t refused_unarmed;    /* calls refused: not armed */
+  uint64_t refused_forked;     /* calls refused: used in a forked child */
   uint64_t worker;             /* current worker ID */
   int armed;                   /* 1 while armed and no sticky refusal holds */
   int refusal;                 /* 0, or the refusal in force: IDGEN_ENOTARMED,
-                                  IDGEN_ELEASE or IDGEN_ECAP */
+                                  IDGEN_ELEASE, IDGEN_ECAP or IDGEN_EFORKED */
   int64_t cap_ms;              /* current cap, Unix ms */
   int64_t deadline_ns;         /* current deadline */
   int64_t last_ms;             /* as idgen_gen_last_ms */

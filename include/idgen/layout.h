@@ -43,6 +43,7 @@ typedef struct idgen_layout {
   /* Derived by idgen_layout_validate, read-only for callers: */
   uint8_t time_bits, seq_bits, node_bits; /* node_bits: all NODE fields together */
   uint8_t time_shift, seq_shift;
+  uint8_t node_shift; /* the lowest NODE field's shift: where the worker ID starts */
 } idgen_layout;
 
 /* The parts of one ID. node[] follows the NODE fields in layout order. */

@@ -17,7 +17,7 @@ extern "C" {
 /* ---- Configuration, shared by the CLI and the server ---------------------------- */
 
 typedef enum idgen_lease_kind {
-  IDGEN_LEASE_FILE = 0,   /* one host: lock files in the state directory (default) */
+  IDGEN_LEASE_FILE = 0,   /* one host: the smallest worker ID free on this host (default) */
   IDGEN_LEASE_STATIC = 1, /* --worker-id N: NO FENCE, the operator keeps IDs unique */
   IDGEN_LEASE_K8S = 2,    /* StatefulSet ordinal + offset: unique within one set */
   IDGEN_LEASE_ETCD = 3,   /* etcd v3 leases through its JSON gateway */
@@ -93,15 +93,35 @@ IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
 
 /* ---- Providers --------------------------------------------------------------------- */
 
+/* The local providers (file, static, k8s) hold a worker ID by two fences: a host-wide
+ * claim, an abstract Unix socket "idgen/<namespace>/worker/<N>" that one process of the
+ * host (of one network namespace) can bind at a time, whatever its user and state
+ * directory; and an exclusive lock on the file worker-<N> in the state directory,
+ * which keeps the HWM. The kernel drops both when the process dies. A holder checks
+ * before every HWM write that worker-<N> is still the file it locked; if it was
+ * removed or replaced it gives the ID up (IDGEN_ELEASE). A worker file that has no
+ * record yet makes its new holder wait past now + ahead + one HWM interval. A record
+ * that is not whole (empty, all NUL, no hwm_ms) is corrupt: file passes that ID over
+ * (idgen_lease_grant.skipped), static and k8s refuse to start.
+ *
+ * fork(): a provider opened before a fork belongs to the parent. In the child it
+ * refuses every call with IDGEN_EFORKED (its lock, claim, etcd connection and lease are
+ * shared with the parent, and a child's HWM write or release would undo the parent's);
+ * idgen_lease_free in the child only drops the child's copies (and leaves an etcd
+ * handle's connections alone). A child that needs IDs opens a provider of its own:
+ * it wins a worker ID of its own. */
+
 typedef struct idgen_lease idgen_lease;
 
 /* What acquire hands back. */
 typedef struct idgen_lease_grant {
-  uint64_t worker; /* the worker ID won */
-  int64_t hwm_ms;  /* the persisted HWM read after winning it (0: none): issue
-                      nothing at or below it */
-  int64_t ttl_ms;  /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
-  int fenced;      /* 1 if another holder of this ID is excluded (file, etcd) */
+  uint64_t worker;  /* the worker ID won */
+  int64_t hwm_ms;   /* the persisted HWM read after winning it (0: none): issue
+                       nothing at or below it */
+  int64_t ttl_ms;   /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
+  int fenced;       /* 1 if another holder of this ID is excluded (file, etcd) */
+  uint32_t skipped; /* smaller free IDs passed over for an unreadable HWM record (file,
+                       etcd); idgen_lease_why names the last one */
 } idgen_lease_grant;
 
 #define IDGEN_HOLDER_HOST_MAX 64
@@ -212,7 +232,27 @@ IDGEN_API int idgen_ntp_synced(int64_t *maxerror_us);
 
 /* ---- The keeper: a provider + a generator + a thread ------------------------------ */
 
+/* fork(): the keeper's thread does not exist in a child, and its lease is the
+ * parent's. In the child its generator refuses with IDGEN_EFORKED; idgen_keeper_stop
+ * and idgen_keeper_wait_ready return IDGEN_EFORKED at once and release nothing;
+ * idgen_keeper_free frees only the child's memory. To issue in the child: free the
+ * inherited keeper and provider, open a new provider, and start a new keeper on the
+ * generator (it arms it with the child's own worker ID). */
+
 typedef struct idgen_keeper idgen_keeper;
+
+/* Where the keeper is. held is the only ready state. */
+typedef enum idgen_keeper_state {
+  IDGEN_KEEPER_ACQUIRING = 0,   /* winning a worker ID (again) */
+  IDGEN_KEEPER_WAITING_HWM = 1, /* ID won; waiting for the clock to pass its HWM */
+  IDGEN_KEEPER_HELD = 2,        /* the generator is armed with the ID */
+  IDGEN_KEEPER_LOST = 3,        /* deadline passed: proving the lease still holds */
+  IDGEN_KEEPER_STOPPED = 4,     /* idgen_keeper_stop returned: the ID is released */
+} idgen_keeper_state;
+
+/* "acquiring", "waiting-hwm", "held", "lost", "stopped" (for logs, /v1/info, metrics);
+ * "unknown" for any other value. A static string. */
+IDGEN_API const char *idgen_keeper_state_name(idgen_keeper_state state);
 
 typedef struct idgen_keeper_config {
   idgen_lease *lease;      /* required; not owned: free it after idgen_keeper_free */
@@ -241,8 +281,11 @@ IDGEN_API int idgen_keeper_new(idgen_keeper **out, const idgen_keeper_config *co
  * IDGEN_ETIMEDOUT otherwise. Thread-safe. */
 IDGEN_API int idgen_keeper_wait_ready(idgen_keeper *keeper, int64_t timeout_ms);
 
-/* Graceful end: disarms the generator, stops the thread, writes the final HWM (the
- * last ms issued) and releases the ID at once. Idempotent. */
+/* Graceful end: disarms the generator, stops the thread, disarms the generator for
+ * good (a step under way may have armed it again), then writes the final HWM (the
+ * last ms issued, read after that) and releases the ID at once. Once it returns the
+ * generator refuses (IDGEN_ENOTARMED) until another keeper arms it, whatever step was
+ * in flight, and the HWM left is at or above every timestamp issued. Idempotent. */
 IDGEN_API int idgen_keeper_stop(idgen_keeper *keeper);
 /* Stops (if not stopped) and frees; NULL is fine. */
 IDGEN_API void idgen_keeper_free(idgen_keeper *keeper);
@@ -254,15 +297,16 @@ typedef struct idgen_keeper_stats {
   uint64_t hwm_writes;       /* successful HWM writes */
   uint64_t cap_waits;        /* the generator's waits at the cap */
   uint64_t acquisitions;     /* worker IDs won */
+  uint64_t skipped;          /* free worker IDs passed over for an unreadable HWM
+                                record (each also left in idgen_keeper_last_error) */
   int64_t worker;            /* current worker ID, -1 if none */
   int64_t hwm_ms;            /* last HWM written (the cap) */
   int64_t floor_ms;          /* HWM read when the ID was won */
-  const char *state;         /* see idgen_keeper_state */
+  idgen_keeper_state state;  /* as idgen_keeper_state_get */
 } idgen_keeper_stats;
 
-/* "starting", "waiting-hwm", "held", "lost", "acquiring", "stopped": "held" is the only
- * ready state. A static string; thread-safe. */
-IDGEN_API const char *idgen_keeper_state(const idgen_keeper *keeper);
+/* The keeper's state now. Thread-safe. */
+IDGEN_API idgen_keeper_state idgen_keeper_state_get(const idgen_keeper *keeper);
 IDGEN_API void idgen_keeper_stats_get(const idgen_keeper *keeper, idgen_keeper_stats *out);
 /* The last error the keeper met, one line ("" if none). Thread-safe. */
 IDGEN_API void idgen_keeper_last_error(idgen_keeper *keeper, char *out, size_t outlen);

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core_internal.h"
 #include "idgen/gen.h"
 
-#define NS_PER_MS INT64_C(1000000)
 #define CACHE_LINE 64
 
 /* The state word packs the newest time unit issued and how many sequence numbers of
@@ -19,7 +19,8 @@ struct idgen_gen {
   /* Read by every call, written only by the lease: its own cache line. */
   _Alignas(CACHE_LINE) _Atomic uint64_t arm_seq; /* seqlock: odd while re-arming */
   _Atomic uint64_t worker;
-  _Atomic int refusal; /* 0, or the sticky IDGEN_ENOTARMED / ELEASE / ECAP */
+  _Atomic int refusal; /* 0, or the sticky IDGEN_ENOTARMED / ELEASE / ECAP / EFORKED */
+  _Atomic uint64_t fork_gen; /* the process's fork generation when last armed */
   _Atomic uint64_t cap_ticks;
   _Atomic int64_t cap_ms;
   _Atomic int64_t deadline_ns;
@@ -32,14 +33,14 @@ struct idgen_gen {
   uint64_t seq_limit; /* 2^seq_bits */
   uint64_t seq_threshold;
   uint64_t max_ticks;
-  uint64_t node_shift;
   int64_t epoch_ns, unit_ns;
   unsigned used_bits; /* seq_bits + 1 */
 
   /* Counters, apart from the hot words. */
   _Alignas(CACHE_LINE) _Atomic uint64_t issued_closed; /* IDs of runs already closed */
   _Atomic uint64_t seq_waits, clock_back, clock_back_waited, clock_back_logical,
-      clock_back_failed, cap_waits, refused_lease, refused_cap, refused_unarmed;
+      clock_back_failed, cap_waits, refused_lease, refused_cap, refused_unarmed,
+      refused_forked;
 };
 
 int idgen_policy_parse(const char *name, idgen_policy *out) {
@@ -161,15 +162,12 @@ int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
   gen->epoch_ns = layout.epoch_ms * NS_PER_MS;
   gen->unit_ns = (int64_t)layout.unit_ms * NS_PER_MS;
   gen->used_bits = layout.seq_bits + 1u;
-  gen->node_shift = 63;
-  for (int i = 0; i < layout.nfields; i++)
-    if (layout.fields[i].kind == IDGEN_FIELD_NODE &&
-        layout.fields[i].shift < gen->node_shift)
-      gen->node_shift = layout.fields[i].shift;
+  idgen__fork_watch();
   atomic_init(&gen->state, 0);
   atomic_init(&gen->arm_seq, 0);
   atomic_init(&gen->worker, 0);
   atomic_init(&gen->refusal, IDGEN_ENOTARMED);
+  atomic_init(&gen->fork_gen, idgen__fork_generation());
   atomic_init(&gen->cap_ticks, 0);
   atomic_init(&gen->cap_ms, 0);
   atomic_init(&gen->deadline_ns, 0);
@@ -199,6 +197,8 @@ static void count_refusal(idgen_gen *gen, int err) {
     atomic_fetch_add_explicit(&gen->refused_cap, 1, memory_order_relaxed);
   else if (err == IDGEN_ENOTARMED)
     atomic_fetch_add_explicit(&gen->refused_unarmed, 1, memory_order_relaxed);
+  else if (err == IDGEN_EFORKED)
+    atomic_fetch_add_explicit(&gen->refused_forked, 1, memory_order_relaxed);
 }
 
 /* Waits at the cap for the lease to raise it; on time out the refusal sticks. */
@@ -235,6 +235,14 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
     if (refusal) {
       count_refusal(gen, refusal);
       return refusal;
+    }
+    /* A forked child shares the parent's worker, cap and state: both would issue the
+     * same IDs. It refuses until armed in the child (one load, no system call). */
+    if (atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
+        idgen__fork_generation()) {
+      int err = refuse(gen, IDGEN_EFORKED);
+      count_refusal(gen, err);
+      return err;
     }
     uint64_t worker = atomic_load_explicit(&gen->worker, memory_order_relaxed);
     uint64_t cap = atomic_load_explicit(&gen->cap_ticks, memory_order_relaxed);
@@ -315,14 +323,17 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
     if (count > want)
       count = want;
     uint64_t next = pack(gen, ticks, first + count);
+    /* seq_cst, with the re-check below: see idgen_gen_disarm. */
     if (!atomic_compare_exchange_weak_explicit(&gen->state, &state, next,
-                                               memory_order_acq_rel, memory_order_relaxed))
+                                               memory_order_seq_cst, memory_order_relaxed))
       continue;
     if (first == 0) /* a new run closed the old one */
       atomic_fetch_add_explicit(&gen->issued_closed, used, memory_order_relaxed);
-    /* The reservation counts only if no re-arm happened while it was made. */
+    /* The reservation counts only if no re-arm or disarm happened while it was made.
+     * The acquire fence orders the relaxed reads of worker and cap above before the
+     * re-check (a seqlock reader); the seq_cst load pairs with idgen_gen_disarm. */
     atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&gen->arm_seq, memory_order_relaxed) != arm)
+    if (atomic_load_explicit(&gen->arm_seq, memory_order_seq_cst) != arm)
       continue;
     if (behind_since >= 0 && gen->policy == IDGEN_POLICY_WAIT)
       atomic_fetch_add_explicit(&gen->clock_back_waited, 1, memory_order_relaxed);
@@ -335,7 +346,7 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
 }
 
 static inline uint64_t compose(const idgen_gen *gen, const reservation *r, uint64_t seq) {
-  return r->ticks << gen->layout.time_shift | r->worker << gen->node_shift |
+  return r->ticks << gen->layout.time_shift | r->worker << gen->layout.node_shift |
          seq << gen->layout.seq_shift;
 }
 
@@ -362,35 +373,53 @@ int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n) {
   return (int64_t)done;
 }
 
+/* Enters the arm seqlock (its word odd: every reservation under way retries); returns
+ * the even value it left, to hand to arm_end. */
+static uint64_t arm_begin(idgen_gen *gen) {
+  uint64_t seq = atomic_load(&gen->arm_seq);
+  for (;;) {
+    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
+      return seq;
+    seq = atomic_load(&gen->arm_seq);
+  }
+}
+
+static void arm_end(idgen_gen *gen, uint64_t seq) {
+  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+}
+
 int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms, int64_t cap_ms,
                   int64_t deadline_ns) {
   if (worker > idgen_layout_max_worker(&gen->layout))
     return IDGEN_ERANGE;
-  uint64_t seq = atomic_load(&gen->arm_seq);
-  for (;;) {
-    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
-      break;
-    seq = atomic_load(&gen->arm_seq);
-  }
+  uint64_t seq = arm_begin(gen);
   atomic_store(&gen->worker, worker);
   atomic_store(&gen->cap_ms, cap_ms);
   atomic_store(&gen->cap_ticks, cap_to_ticks(gen, cap_ms));
   atomic_store(&gen->deadline_ns, deadline_ns);
+  atomic_store(&gen->fork_gen, idgen__fork_generation());
   raise_floor(gen, floor_ms);
   atomic_store(&gen->refusal, 0);
-  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+  arm_end(gen, seq);
   return 0;
 }
 
+/* Once disarm returns, no reservation still under way returns an ID, and a read of the
+ * state after it (idgen_gen_last_ms, in this thread or one ordered after it) covers
+ * every ID returned: a final HWM read then is never below an issued timestamp.
+ * This is the store-buffering pattern: disarm writes arm_seq (arm_begin's CAS) and the
+ * caller then reads state; reserve writes state (its CAS) and then re-reads arm_seq.
+ * With acquire and release orders both reads may miss both writes (allowed on ARM and
+ * POWER): the caller would read a last_ms below an ID that reserve still returns. The
+ * four accesses are seq_cst, so they sit in one total order S consistent with program
+ * order: if reserve's CAS precedes the caller's read in S, the read sees it; otherwise
+ * arm_begin's CAS, before that read, precedes reserve's re-check, which then sees an
+ * arm_seq other than the one it started with and retries into the refusal. On x86 this
+ * costs nothing: the CAS is a locked instruction and a seq_cst load a plain one. */
 void idgen_gen_disarm(idgen_gen *gen) {
-  uint64_t seq = atomic_load(&gen->arm_seq);
-  for (;;) {
-    if (!(seq & 1) && atomic_compare_exchange_weak(&gen->arm_seq, &seq, seq + 1))
-      break;
-    seq = atomic_load(&gen->arm_seq);
-  }
+  uint64_t seq = arm_begin(gen);
   atomic_store(&gen->refusal, IDGEN_ENOTARMED);
-  atomic_store_explicit(&gen->arm_seq, seq + 2, memory_order_release);
+  arm_end(gen, seq);
 }
 
 void idgen_gen_set_cap(idgen_gen *gen, int64_t cap_ms) {
@@ -442,8 +471,11 @@ void idgen_gen_stats_get(const idgen_gen *cgen, idgen_gen_stats *out) {
   s.refused_lease = atomic_load(&gen->refused_lease);
   s.refused_cap = atomic_load(&gen->refused_cap);
   s.refused_unarmed = atomic_load(&gen->refused_unarmed);
+  s.refused_forked = atomic_load(&gen->refused_forked);
   s.worker = atomic_load(&gen->worker);
   s.refusal = atomic_load(&gen->refusal);
+  if (s.refusal == 0 && atomic_load(&gen->fork_gen) != idgen__fork_generation())
+    s.refusal = IDGEN_EFORKED; /* what the next call will say */
   s.armed = s.refusal == 0;
   s.cap_ms = atomic_load(&gen->cap_ms);
   s.deadline_ns = atomic_load(&gen->deadline_ns);

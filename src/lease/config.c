@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
 void idgen_lease_config_init(idgen_lease_config *c) {
@@ -58,7 +59,9 @@ static const idgen_lease_option options[] = {
      "k8s: the pod ordinal (default: the -N suffix of the hostname)"},
     {"etcd", "IDGEN_ETCD", 1, "URLS",
      "etcd: endpoints, comma-separated (http://host:port)"},
-    {"namespace", "IDGEN_NAMESPACE", 1, "NAME", "etcd: keys live under /idgen/NAME/"},
+    {"namespace", "IDGEN_NAMESPACE", 1, "NAME",
+     "worker IDs are unique per namespace: etcd keys live under /idgen/NAME/; file, "
+     "static and k8s claim each ID host-wide in it (default \"default\")"},
     {"lease-ttl", "IDGEN_LEASE_TTL", 1, "SECONDS",
      "etcd: lease TTL (default 10, at least 2)"},
     {"lease-margin", NULL, 1, "MS",
@@ -373,18 +376,16 @@ int idgen_ntp_synced(int64_t *maxerror_us) {
 
 /* ---- shared helpers -------------------------------------------------------------- */
 
+int idgen__lease_forked(uint64_t fork_gen) {
+  return idgen__fork_generation() != fork_gen;
+}
+
 int idgen__why(idgen_lease *lease, int err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(lease->why, sizeof lease->why, fmt, ap);
   va_end(ap);
   return err;
-}
-
-int64_t idgen__wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 void idgen__default_state_dir(char *out, size_t outlen) {
@@ -398,35 +399,42 @@ void idgen__default_state_dir(char *out, size_t outlen) {
     snprintf(out, outlen, "/var/lib/idgen");
 }
 
-int idgen__state_dir_ready(const char *dir, char *err, size_t errlen) {
+int idgen__mkdir_p(const char *dir) {
   char path[IDGEN_LEASE_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s", dir);
-  /* mkdir -p */
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/')
+  size_t len = strlen(path);
+  for (char *p = path + 1;; p++) {
+    if (*p != '/' && *p != '\0')
       continue;
+    char saved = *p;
     *p = '\0';
-    if (mkdir(path, 0755) && errno != EEXIST) {
-      int e = errno;
-      *p = '/';
-      if (err && errlen)
-        snprintf(err, errlen, "state dir %s: %s", dir, strerror(e));
-      return -e;
+    if (mkdir(path, 0755) == 0) {
+      int rc = idgen__fsync_parent(path); /* the new entry survives a crash */
+      if (rc)
+        return rc;
+    } else if (errno != EEXIST) {
+      return -errno;
     }
-    *p = '/';
+    *p = saved;
+    if ((size_t)(p - path) >= len)
+      return 0;
   }
-  if (mkdir(path, 0755) && errno != EEXIST) {
-    int e = errno;
+}
+
+int idgen__state_dir_ready(const char *dir, char *err, size_t errlen) {
+  int rc = idgen__mkdir_p(dir);
+  if (rc) {
     if (err && errlen)
-      snprintf(err, errlen, "state dir %s: %s", dir, strerror(e));
-    return -e;
+      snprintf(err, errlen, "state dir %s: %s", dir, strerror(-rc));
+    return rc;
   }
   struct stat st;
-  if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
     if (err && errlen)
       snprintf(err, errlen, "state dir %s: not a directory", dir);
     return -ENOTDIR;
   }
+  char path[IDGEN_LEASE_PATH_MAX + 32];
   snprintf(path, sizeof path, "%s/.write-test-%ld", dir, (long)getpid());
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {

@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 
 #include "lease/etcd_json.h"
+#include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
 typedef struct etcd_lease {
@@ -26,12 +27,22 @@ typedef struct etcd_lease {
   int64_t start_ms;
   int64_t lease_id; /* 0: none */
   int held;
+  uint64_t fork_gen; /* the fork generation when it was opened */
   uint64_t worker;
   /* the last reply */
   char *body;
   size_t len, cap;
   long status;
 } etcd_lease;
+
+/* A provider opened before a fork() belongs to the parent: its connections are shared
+ * with it (a request from the child would corrupt the parent's), and so is its lease. */
+static int refuse_in_child(etcd_lease *e) {
+  if (!idgen__lease_forked(e->fork_gen))
+    return 0;
+  return idgen__why(&e->base, IDGEN_EFORKED,
+                    "this provider was opened by the parent process: open a new one");
+}
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void) {
@@ -147,18 +158,6 @@ static int range_prefix(etcd_lease *e, const char *kind, idgen__etcd_kv **kvs, s
   return 0;
 }
 
-/* The worker ID at the end of a key, or -1. */
-static int64_t key_worker(const char *key) {
-  const char *slash = strrchr(key, '/');
-  if (!slash || !slash[1])
-    return -1;
-  char *end;
-  long long v = strtoll(slash + 1, &end, 10);
-  if (*end || v < 0 || slash[1] < '0' || slash[1] > '9')
-    return -1;
-  return v;
-}
-
 static void revoke(etcd_lease *e) {
   if (!e->lease_id)
     return;
@@ -186,14 +185,14 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
     return rc;
   int64_t *clocks = calloc(nh ? nh : 1, sizeof *clocks);
   size_t nc = 0;
-  int64_t now = idgen__wall_ms();
+  int64_t now = idgen_wall_ns() / NS_PER_MS;
   for (size_t i = 0; clocks && i < nh; i++) {
     /* A peer's clock counts only from a record its current holder wrote: one older
      * than the worker key is a departed holder's, until the new one rewrites it. */
-    int64_t w = key_worker(hwms[i].key);
+    int64_t w = idgen__etcd_key_worker(hwms[i].key);
     int live = 0;
     for (size_t j = 0; j < nw; j++)
-      live |= key_worker(workers[j].key) == w &&
+      live |= idgen__etcd_key_worker(workers[j].key) == w &&
               hwms[i].mod_revision >= workers[j].create_revision;
     idgen__record r;
     if (live && !idgen__record_parse(hwms[i].value, hwms[i].value_len, &r) && r.wall_ms > 0)
@@ -216,10 +215,44 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
   return rc;
 }
 
+/* Reads the HWM record of worker w into *rec (all zero when there is none): for a
+ * claim adopted from a listing, whose transaction's reply was lost. */
+static int read_hwm(etcd_lease *e, uint64_t w, idgen__record *rec, int *found) {
+  char hkey[160];
+  key_of(e, "hwm", w, hkey, sizeof hkey);
+  int rc = post_free(e, "/v3/kv/range", idgen__etcd_range_body(hkey, NULL));
+  if (rc || (rc = reply_error(e, "range")))
+    return rc;
+  idgen__etcd_kv *kvs = NULL;
+  size_t n = 0;
+  if (idgen__etcd_parse_range(e->body, e->len, &kvs, &n))
+    return idgen__why(&e->base, IDGEN_EPROTO, "etcd range: unexpected reply");
+  memset(rec, 0, sizeof *rec);
+  *found = n > 0;
+  rc = n > 0 ? idgen__record_parse(kvs[0].value, kvs[0].value_len, rec) : 0;
+  free(kvs);
+  return rc;
+}
+
+/* Gives back worker key w, claimed under our lease, when its HWM is unreadable. */
+static void unclaim(etcd_lease *e, uint64_t w) {
+  char wkey[160];
+  key_of(e, "workers", w, wkey, sizeof wkey);
+  char save[IDGEN_LEASE_WHY_MAX];
+  memcpy(save, e->base.why, sizeof save);
+  post_free(e, "/v3/kv/txn", idgen__etcd_fenced_delete_body(wkey, e->lease_id));
+  memcpy(e->base.why, save, sizeof save);
+}
+
+#define SKIP_MAX 64
+
 static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
   etcd_lease *e = (etcd_lease *)l;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   revoke(e); /* a lease from before a loss */
-  int rc = post_free(e, "/v3/lease/grant", idgen__etcd_grant_body(e->ttl_s));
+  rc = post_free(e, "/v3/lease/grant", idgen__etcd_grant_body(e->ttl_s));
   if (rc)
     return rc;
   if ((rc = reply_error(e, "lease grant")))
@@ -231,7 +264,9 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
 
   idgen__record self;
   idgen__record_self(&self, e->host, e->start_ms);
-  char wkey[160], hkey[160], value[512];
+  char wkey[160], hkey[160], value[512], corrupt[IDGEN_LEASE_WHY_MAX] = "";
+  uint64_t skipped[SKIP_MAX];
+  size_t nskipped = 0;
   for (int attempt = 0; attempt < 64; attempt++) {
     idgen__etcd_kv *kvs = NULL;
     size_t n = 0;
@@ -245,55 +280,73 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
       }
       e->skew_checked = 1;
     }
-    /* the smallest ID not in the list (keys come in byte order, not numeric) */
-    uint64_t free_id = UINT64_MAX;
-    for (uint64_t w = 0; w <= e->max_worker && free_id == UINT64_MAX; w++) {
-      int taken = 0;
-      for (size_t j = 0; j < n && !taken; j++)
-        taken = key_worker(kvs[j].key) == (int64_t)w;
-      if (!taken)
-        free_id = w;
-    }
+    int ours = 0;
+    int64_t pick = idgen__etcd_pick(kvs, n, id, e->max_worker, skipped, nskipped, &ours);
     free(kvs);
-    if (free_id == UINT64_MAX) {
-      rc = idgen__why(l, IDGEN_ENOWORKER,
-                      "all %llu worker IDs of namespace '%s' are taken (etcd)",
-                      (unsigned long long)e->max_worker + 1, e->ns);
+    if (pick < 0) {
+      rc = nskipped ? idgen__why(l, IDGEN_ENOWORKER,
+                                 "no worker ID of namespace '%s' free (etcd); %zu skipped, "
+                                 "the last: %s",
+                                 e->ns, nskipped, corrupt)
+                    : idgen__why(l, IDGEN_ENOWORKER,
+                                 "all %llu worker IDs of namespace '%s' are taken (etcd)",
+                                 (unsigned long long)e->max_worker + 1, e->ns);
       goto fail;
     }
-    key_of(e, "workers", free_id, wkey, sizeof wkey);
-    key_of(e, "hwm", free_id, hkey, sizeof hkey);
-    self.wall_ms = idgen__wall_ms();
-    if (idgen__record_format(&self, value, sizeof value) < 0) {
-      rc = idgen__why(l, IDGEN_EBUFSIZE, "holder record too long");
-      goto fail;
-    }
-    if ((rc = post_free(e, "/v3/kv/txn", idgen__etcd_claim_body(wkey, value, id, hkey))))
-      goto fail;
-    if ((rc = reply_error(e, "claim txn"))) {
-      rc = rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
-      goto fail;
-    }
-    int ok = 0, found = 0;
-    idgen__etcd_kv hwm;
-    if (idgen__etcd_parse_txn(e->body, e->len, &ok, 1, &hwm, &found)) {
-      rc = idgen__why(l, IDGEN_EPROTO, "etcd claim txn: unexpected reply");
-      goto fail;
-    }
-    if (!ok)
-      continue; /* lost a race: list again */
+    uint64_t w = (uint64_t)pick;
+    key_of(e, "workers", w, wkey, sizeof wkey);
+    key_of(e, "hwm", w, hkey, sizeof hkey);
     idgen__record rec;
     memset(&rec, 0, sizeof rec);
-    if (found && idgen__record_parse(hwm.value, hwm.value_len, &rec)) {
-      rc = idgen__why(l, IDGEN_EPROTO, "etcd key %s: unreadable HWM record", hkey);
-      goto fail;
+    int found = 0;
+    if (ours) {
+      rc = read_hwm(e, w, &rec, &found);
+      if (rc && rc != IDGEN_EEMPTY && rc != IDGEN_EFORMAT)
+        goto fail; /* not the record: etcd itself */
+    } else {
+      self.wall_ms = idgen_wall_ns() / NS_PER_MS;
+      if (idgen__record_format(&self, value, sizeof value) < 0) {
+        rc = idgen__why(l, IDGEN_EBUFSIZE, "holder record too long");
+        goto fail;
+      }
+      rc = post_free(e, "/v3/kv/txn", idgen__etcd_claim_body(wkey, value, id, hkey));
+      if (rc == IDGEN_EUNAVAIL)
+        continue; /* maybe applied: the next listing shows it as ours, or fails too */
+      if (rc)
+        goto fail;
+      if ((rc = reply_error(e, "claim txn"))) {
+        rc = rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
+        goto fail;
+      }
+      int ok = 0;
+      idgen__etcd_kv hwm;
+      if (idgen__etcd_parse_txn(e->body, e->len, &ok, 1, &hwm, &found)) {
+        rc = idgen__why(l, IDGEN_EPROTO, "etcd claim txn: unexpected reply");
+        goto fail;
+      }
+      if (!ok)
+        continue; /* lost a race, or an earlier attempt of ours won it: list again */
+      rc = found ? idgen__record_parse(hwm.value, hwm.value_len, &rec) : 0;
+    }
+    if (rc) {
+      /* Everyone takes the smallest free ID: one bad record must not stop them all. */
+      idgen__why(l, rc, "etcd key %s: unreadable HWM record (%s)", hkey,
+                 idgen_strerror(rc));
+      snprintf(corrupt, sizeof corrupt, "%s", l->why);
+      unclaim(e, w);
+      if (nskipped < SKIP_MAX)
+        skipped[nskipped++] = w;
+      continue;
     }
     e->held = 1;
-    e->worker = free_id;
-    out->worker = free_id;
+    e->worker = w;
+    out->worker = w;
     out->hwm_ms = rec.hwm_ms;
     out->ttl_ms = ttl * 1000;
     out->fenced = 1;
+    out->skipped = (uint32_t)nskipped;
+    if (nskipped)
+      idgen__why(l, 0, "%s: skipped", corrupt);
     return 0;
   }
   rc = idgen__why(l, IDGEN_ECONFLICT,
@@ -305,9 +358,12 @@ fail:
 
 static int etcd_keepalive(idgen_lease *l) {
   etcd_lease *e = (etcd_lease *)l;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   if (!e->held)
     return idgen__why(l, IDGEN_ELEASE, "no worker ID held");
-  int rc = post_free(e, "/v3/lease/keepalive", idgen__etcd_id_body(e->lease_id));
+  rc = post_free(e, "/v3/lease/keepalive", idgen__etcd_id_body(e->lease_id));
   if (rc)
     return rc;
   if ((rc = reply_error(e, "keepalive")))
@@ -325,7 +381,7 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
   idgen__record rec;
   idgen__record_self(&rec, e->host, e->start_ms);
   rec.hwm_ms = hwm_ms;
-  rec.wall_ms = idgen__wall_ms();
+  rec.wall_ms = idgen_wall_ns() / NS_PER_MS;
   char wkey[160], hkey[160], value[512];
   key_of(e, "workers", e->worker, wkey, sizeof wkey);
   key_of(e, "hwm", e->worker, hkey, sizeof hkey);
@@ -348,6 +404,9 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
 
 static int etcd_write_hwm(idgen_lease *l, int64_t hwm_ms) {
   etcd_lease *e = (etcd_lease *)l;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   if (!e->held)
     return idgen__why(l, IDGEN_ELEASE, "no worker ID held");
   return fenced_put(e, hwm_ms);
@@ -355,7 +414,9 @@ static int etcd_write_hwm(idgen_lease *l, int64_t hwm_ms) {
 
 static int etcd_release(idgen_lease *l, int64_t final_hwm_ms) {
   etcd_lease *e = (etcd_lease *)l;
-  int rc = 0;
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
   if (e->held && final_hwm_ms > 0)
     rc = fenced_put(e, final_hwm_ms);
   if (e->lease_id) {
@@ -377,7 +438,10 @@ static int etcd_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
   etcd_lease *e = (etcd_lease *)l;
   idgen__etcd_kv *ws = NULL, *hs = NULL;
   size_t nw = 0, nh = 0;
-  int rc = range_prefix(e, "workers", &ws, &nw);
+  int rc = refuse_in_child(e);
+  if (rc)
+    return rc;
+  rc = range_prefix(e, "workers", &ws, &nw);
   if (rc)
     return rc;
   if ((rc = range_prefix(e, "hwm", &hs, &nh))) {
@@ -389,10 +453,10 @@ static int etcd_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
   for (uint64_t w = 0; w <= e->max_worker; w++) {
     idgen__etcd_kv *wk = NULL, *hk = NULL;
     for (size_t j = 0; j < nw; j++)
-      if (key_worker(ws[j].key) == (int64_t)w)
+      if (idgen__etcd_key_worker(ws[j].key) == (int64_t)w)
         wk = &ws[j];
     for (size_t j = 0; j < nh; j++)
-      if (key_worker(hs[j].key) == (int64_t)w)
+      if (idgen__etcd_key_worker(hs[j].key) == (int64_t)w)
         hk = &hs[j];
     if (!wk && !hk)
       continue;
@@ -437,20 +501,14 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
   etcd_lease *e = (etcd_lease *)l;
   idgen__etcd_kv *kvs = NULL;
   size_t n = 0;
-  if (range_prefix(e, "workers", &kvs, &n)) {
+  if (refuse_in_child(e) || range_prefix(e, "workers", &kvs, &n)) {
     snprintf(out, outlen, "etcd: namespace '%s': %s", e->ns, l->why);
     return;
   }
-  uint64_t w;
-  for (w = 0; w <= e->max_worker; w++) {
-    int taken = 0;
-    for (size_t j = 0; j < n && !taken; j++)
-      taken = key_worker(kvs[j].key) == (int64_t)w;
-    if (!taken)
-      break;
-  }
+  int ours;
+  int64_t w = idgen__etcd_pick(kvs, n, 0, e->max_worker, NULL, 0, &ours);
   free(kvs);
-  if (w > e->max_worker)
+  if (w < 0)
     snprintf(out, outlen, "etcd %s: namespace '%s', TTL %lld s, all %llu worker IDs taken",
              e->eps[e->cur], e->ns, (long long)e->ttl_s,
              (unsigned long long)e->max_worker + 1);
@@ -464,7 +522,9 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
 
 static void etcd_free(idgen_lease *l) {
   etcd_lease *e = (etcd_lease *)l;
-  if (e->curl)
+  /* In a forked child the handle's connections are the parent's: closing them could
+   * send on them (a TLS close_notify), so the child leaves the handle be. */
+  if (e->curl && !idgen__lease_forked(e->fork_gen))
     curl_easy_cleanup(e->curl);
   free(e->body);
   free(e);
@@ -481,6 +541,8 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   if (!e)
     return IDGEN_ENOMEM;
   e->base.vtable = &etcd_class;
+  idgen__fork_watch();
+  e->fork_gen = idgen__fork_generation();
   e->curl = curl_easy_init();
   if (!e->curl) {
     free(e);
@@ -499,7 +561,7 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   e->ttl_s = c->ttl_ms / 1000;
   e->max_skew_ms = c->max_skew_ms;
   snprintf(e->host, sizeof e->host, "%s", c->hostname);
-  e->start_ms = idgen__wall_ms();
+  e->start_ms = idgen_wall_ns() / NS_PER_MS;
   /* Is anyone there? A status call on each endpoint until one answers. */
   int rc = post(e, "/v3/maintenance/status", "{}");
   if (!rc && e->status != 200)

@@ -1,4 +1,5 @@
-/* etcd_json.c: request bodies and reply parsing for etcd's v3 JSON gateway. */
+/* etcd_json.c: request bodies and reply parsing for etcd's v3 JSON gateway, and the
+ * choice of a worker ID from a listing: the etcd provider's logic that needs no I/O. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -188,6 +189,55 @@ char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
 }
 
 /* ---- replies ----------------------------------------------------------------------- */
+
+char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id) {
+  json_t *key = b64_string(worker_key, strlen(worker_key)); /* compared, then deleted */
+  return dump(json_pack("{s[{sOssssso}]s[{s{so}}]}", "compare", "key", key, "target",
+                        "LEASE", "result", "EQUAL", "lease", id_string(lease_id), "success",
+                        "request_delete_range", "key", key));
+}
+
+int64_t idgen__etcd_key_worker(const char *key) {
+  const char *slash = strrchr(key, '/');
+  if (!slash || !slash[1])
+    return -1;
+  char *end;
+  errno = 0;
+  long long v = strtoll(slash + 1, &end, 10);
+  if (errno || *end || v < 0 || slash[1] < '0' || slash[1] > '9')
+    return -1;
+  return v;
+}
+
+static int listed(const uint64_t *list, size_t n, uint64_t w) {
+  for (size_t i = 0; i < n; i++)
+    if (list[i] == w)
+      return 1;
+  return 0;
+}
+
+int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id,
+                         uint64_t max_worker, const uint64_t *skip, size_t nskip,
+                         int *ours) {
+  *ours = 0;
+  for (size_t i = 0; lease_id && i < n; i++) {
+    int64_t w = idgen__etcd_key_worker(kvs[i].key);
+    if (w >= 0 && (uint64_t)w <= max_worker && kvs[i].lease == lease_id &&
+        !listed(skip, nskip, (uint64_t)w)) {
+      *ours = 1;
+      return w;
+    }
+  }
+  /* Keys come in byte order (".../17" before ".../3"), not numeric order. */
+  for (uint64_t w = 0; w <= max_worker; w++) {
+    int taken = listed(skip, nskip, w);
+    for (size_t i = 0; i < n && !taken; i++)
+      taken = idgen__etcd_key_worker(kvs[i].key) == (int64_t)w;
+    if (!taken)
+      return (int64_t)w;
+  }
+  return -1;
+}
 
 static json_t *load(const char *body, size_t len) {
   json_error_t jerr;

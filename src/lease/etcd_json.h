@@ -1,5 +1,6 @@
 /* etcd_json.h: the etcd v3 JSON gateway's encoding, bytes in and bytes out (no sockets):
- * base64 keys and values, int64 values as strings, false and zero fields omitted. */
+ * base64 keys and values, int64 values as strings, false and zero fields omitted; and
+ * the choice of a worker ID from a listing of the worker keys. */
 #ifndef IDGEN_ETCD_JSON_H
 #define IDGEN_ETCD_JSON_H
 
@@ -36,6 +37,8 @@ char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t 
 /* Fenced write: if lease(worker_key) == lease_id, put hwm_key = value (no lease). */
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
                                   const char *hwm_key, const char *value);
+/* Fenced delete: if lease(worker_key) == lease_id, delete worker_key. */
+char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id);
 
 /* A gateway error ({"error":..,"code":N,"message":..}): returns 1 and fills code (may
  * be NULL) and message; 0 when the body is not an error. */
@@ -58,6 +61,19 @@ typedef struct idgen__etcd_kv {
   int64_t create_revision;
   int64_t mod_revision;
 } idgen__etcd_kv;
+
+/* The worker ID at the end of a key (".../17" -> 17), or -1. */
+int64_t idgen__etcd_key_worker(const char *key);
+
+/* Which worker ID to take, from a listing of the worker keys (in any order): the one
+ * whose key already carries lease_id, with *ours = 1 (a claim of ours that etcd
+ * applied though its reply was lost, say to a timeout before a retry on another
+ * endpoint: adopt it rather than claim a second ID); else the smallest ID in
+ * [0, max_worker] with no key, *ours = 0. IDs listed in skip[0..nskip) are passed over
+ * either way; lease_id 0 adopts nothing. -1 when no ID is free. */
+int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id,
+                         uint64_t max_worker, const uint64_t *skip, size_t nskip,
+                         int *ours);
 
 /* A range reply (kvs omitted when empty): *kvs malloc'd (free it), *n entries. */
 int idgen__etcd_parse_range(const char *body, size_t len, idgen__etcd_kv **kvs, size_t *n);

@@ -19,9 +19,11 @@ typedef struct idgen__record {
 /* Writes the record as JSON (int64 values as strings, like etcd). Returns the length
  * or IDGEN_EBUFSIZE. */
 int idgen__record_format(const idgen__record *rec, char *out, size_t outlen);
-/* Parses it back: trailing spaces and newlines are allowed, missing fields read 0.
- * An empty input is IDGEN_EEMPTY; anything else that is not the JSON object,
- * IDGEN_EFORMAT. */
+/* Parses it back: trailing spaces, newlines and NULs are allowed; fields other than
+ * hwm_ms read 0 when missing. An empty (or all-NUL) input is IDGEN_EEMPTY; anything
+ * else that is not the JSON object with an hwm_ms, IDGEN_EFORMAT. A record without its
+ * HWM is corrupt, never "HWM 0": reading it as 0 would let a holder issue below the
+ * HWM the record once held. */
 int idgen__record_parse(const char *text, size_t len, idgen__record *out);
 /* Fills host (gethostname or the override), pid, start_ms with this process's data. */
 void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms);
@@ -33,14 +35,37 @@ int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
 /* Counts one request to the coordination service that took ns (idgen_lease_latency). */
 void idgen__lease_observe(idgen_lease *lease, int64_t ns);
 
-/* Unix ms, wall clock. */
-int64_t idgen__wall_ms(void);
+/* 1 when a provider was inherited across fork(): it belongs to the parent, and the
+ * child must neither use nor release it (see idgen/lease.h). fork_gen is the fork
+ * generation recorded when it was opened. */
+int idgen__lease_forked(uint64_t fork_gen);
 
 /* The default state directory: $XDG_STATE_HOME/idgen, $HOME/.local/state/idgen for a
  * user, /var/lib/idgen for root. */
 void idgen__default_state_dir(char *out, size_t outlen);
+/* mkdir -p dir, fsyncing the parent of each directory it creates: 0 or a negated
+ * errno. */
+int idgen__mkdir_p(const char *dir);
 /* mkdir -p dir and check that a file can be created in it. */
 int idgen__state_dir_ready(const char *dir, char *err, size_t errlen);
+/* fsyncs the directory that holds path (after creating path in it). */
+int idgen__fsync_parent(const char *path);
+
+/* The host-wide claim of a worker ID (claim.c): an abstract Unix socket
+ * "idgen/<namespace>/worker/<N>" that one process at a time can bind, in one network
+ * namespace, whatever its user and state directory; the kernel frees it with the
+ * holder's last descriptor. fd is -1 when nothing is claimed. */
+typedef struct idgen__claim {
+  int fd;
+} idgen__claim;
+/* 0, -EADDRINUSE when another process holds it, or another negated errno. */
+int idgen__claim_take(idgen__claim *c, const char *ns, uint64_t worker);
+void idgen__claim_drop(idgen__claim *c);
+/* 1 if some process holds the claim now, 0 if not, negative errno. */
+int idgen__claim_held(const char *ns, uint64_t worker);
+/* Who holds it, for a refusal: "pid 123 (state dir /x)", "pid 123 (uid ...; its state
+ * dir is not readable here)", or "another process". */
+void idgen__claim_holder(const char *ns, uint64_t worker, char *out, size_t outlen);
 
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */
@@ -61,12 +86,18 @@ typedef struct idgen__hwm_file {
   char path[IDGEN_LEASE_PATH_MAX + 32];
 } idgen__hwm_file;
 
-/* Opens (creating) path and takes an exclusive OFD lock without waiting: 0, or
- * -EWOULDBLOCK when another open file holds it, or another negated errno. */
-int idgen__hwm_file_lock(idgen__hwm_file *f, const char *path);
-/* Reads the record (an empty file reads as hwm 0). */
+/* Opens path, creating it if missing (*created says so), and takes an exclusive OFD
+ * lock without waiting; then checks that path still names the inode it locked (one
+ * removed or renamed over in between is opened again). 0, -EWOULDBLOCK when another
+ * open file holds the lock, or another negated errno. */
+int idgen__hwm_file_lock(idgen__hwm_file *f, const char *path, int *created);
+/* 0 while path still names the inode held and it has a link; IDGEN_ELEASE once it was
+ * removed, renamed over or replaced (the lock then fences nothing: a newcomer can
+ * create and lock a new file at path). */
+int idgen__hwm_file_check(idgen__hwm_file *f);
+/* Reads the record: IDGEN_EEMPTY or IDGEN_EFORMAT when it is not a whole one. */
 int idgen__hwm_file_read(idgen__hwm_file *f, idgen__record *out);
-/* Rewrites the record in place and fsyncs. */
+/* Rewrites the record in place and fdatasyncs. */
 int idgen__hwm_file_write(idgen__hwm_file *f, const idgen__record *rec);
 void idgen__hwm_file_close(idgen__hwm_file *f);
 /* 1 if some open file holds a lock on path, 0 if not, negative errno. */

@@ -72,6 +72,8 @@ int idgen__record_parse(const char *text, size_t len, idgen__record *out) {
   if (get_i64(root, "hwm_ms", &r.hwm_ms) || get_i64(root, "pid", &r.pid) ||
       get_i64(root, "start_ms", &r.start_ms) || get_i64(root, "wall_ms", &r.wall_ms))
     goto done;
+  if (!json_object_get(root, "hwm_ms"))
+    goto done;
   json_t *h = json_object_get(root, "host");
   if (h && !json_is_string(h))
     goto done;
@@ -97,24 +99,82 @@ void idgen__record_self(idgen__record *rec, const char *host_override, int64_t s
   rec->start_ms = start_ms;
 }
 
-int idgen__hwm_file_lock(idgen__hwm_file *f, const char *path) {
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+int idgen__fsync_parent(const char *path) {
+  char dir[IDGEN_LEASE_PATH_MAX + 32];
+  snprintf(dir, sizeof dir, "%s", path);
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    dir[--n] = '\0';
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/x" -> "/" */
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return -errno;
-  /* An open-file-description lock: two opens conflict even within one process, and
-   * the kernel drops it when the process dies. */
-  struct flock fl;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  if (fcntl(fd, F_OFD_SETLK, &fl)) {
-    int e = errno;
-    close(fd);
-    return e == EACCES || e == EAGAIN ? -EWOULDBLOCK : -e;
+  int rc = fsync(fd) ? -errno : 0;
+  close(fd);
+  return rc;
+}
+
+/* 1 when path names the inode open as fd and it has a link, 0 when not, -errno. */
+static int names_inode(int fd, const char *path) {
+  struct stat held, named;
+  if (fstat(fd, &held))
+    return -errno;
+  if (held.st_nlink == 0)
+    return 0;
+  if (stat(path, &named))
+    return errno == ENOENT ? 0 : -errno;
+  return held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
+int idgen__hwm_file_lock(idgen__hwm_file *f, const char *path, int *created) {
+  for (int attempt = 0; attempt < 8; attempt++) {
+    /* Create it if missing, and know whether we did: a file we just created has no
+     * history, one we found must hold a whole record. */
+    int made = 1;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) {
+      made = 0;
+      fd = open(path, O_RDWR | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT)
+        continue; /* removed since: try again */
+    }
+    if (fd < 0)
+      return -errno;
+    /* An open-file-description lock: two opens conflict even within one process, and
+     * the kernel drops it when the last descriptor of this open closes. */
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(fd, F_OFD_SETLK, &fl)) {
+      int e = errno;
+      close(fd);
+      return e == EACCES || e == EAGAIN ? -EWOULDBLOCK : -e;
+    }
+    /* Removed or renamed over between the open and the lock: this lock would fence
+     * nothing, since the next process opens whatever path names then. */
+    int rc = names_inode(fd, path);
+    if (rc <= 0) {
+      close(fd);
+      if (rc < 0)
+        return rc;
+      continue;
+    }
+    f->fd = fd;
+    snprintf(f->path, sizeof f->path, "%s", path);
+    *created = made;
+    return 0;
   }
-  f->fd = fd;
-  snprintf(f->path, sizeof f->path, "%s", path);
-  return 0;
+  return -EAGAIN;
+}
+
+int idgen__hwm_file_check(idgen__hwm_file *f) {
+  int rc = names_inode(f->fd, f->path);
+  return rc > 0 ? 0 : rc < 0 ? rc : IDGEN_ELEASE;
 }
 
 static int read_all(int fd, idgen__record *out) {
@@ -122,12 +182,7 @@ static int read_all(int fd, idgen__record *out) {
   ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
   if (n < 0)
     return -errno;
-  int rc = idgen__record_parse(buf, (size_t)n, out);
-  if (rc == IDGEN_EEMPTY) {
-    memset(out, 0, sizeof *out);
-    return 0;
-  }
-  return rc;
+  return idgen__record_parse(buf, (size_t)n, out);
 }
 
 int idgen__hwm_file_read(idgen__hwm_file *f, idgen__record *out) {

@@ -25,12 +25,6 @@ void idgen__tctx_free(idgen__tctx *t) {
   memset(t, 0, sizeof *t);
 }
 
-static int64_t mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int eq(const char *s, size_t n, const char *lit) {
   size_t l = strlen(lit);
   return n == l && memcmp(s, lit, l) == 0;
@@ -421,7 +415,7 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
 }
 
 void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res) {
-  int64_t t0 = mono_ns();
+  int64_t t0 = idgen_monotonic_ns();
   memset(res, 0, sizeof *res);
   idgen__route route = route_of(req);
   dispatch(t, req, route, res);
@@ -429,7 +423,7 @@ void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res
     json_error(t, res, 500, "internal", "out of memory");
   if (idgen__svc_stopping(t->svc))
     res->close = 1;
-  idgen__metrics_http(t->m, route, res->status, mono_ns() - t0);
+  idgen__metrics_http(t->m, route, res->status, idgen_monotonic_ns() - t0);
 }
 
 void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {
@@ -441,7 +435,7 @@ void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {
       {414, "uri_too_long", "request line longer than --max-request-line"},
       {431, "headers_too_large", "request headers larger than --max-header-bytes"},
   };
-  int64_t t0 = mono_ns();
+  int64_t t0 = idgen_monotonic_ns();
   memset(res, 0, sizeof *res);
   const char *code = "bad_request", *message = "not an HTTP/1.x request";
   for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
@@ -451,5 +445,5 @@ void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {
     }
   json_error(t, res, status, code, message);
   res->close = 1;
-  idgen__metrics_http(t->m, ROUTE_OTHER, res->status, mono_ns() - t0);
+  idgen__metrics_http(t->m, ROUTE_OTHER, res->status, idgen_monotonic_ns() - t0);
 }

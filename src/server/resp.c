@@ -224,12 +224,6 @@ void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t) {
   idgen__resp_parser_init(&s->parser);
 }
 
-static int64_t resp_mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int is(const idgen__resp_cmd *c, const char *name) {
   size_t l = strlen(name);
   return c->argl[0] == l && strncasecmp(c->argv[0], name, l) == 0;
@@ -550,10 +544,10 @@ size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idge
     used += consumed;
     if (cmd.argc == 0)
       continue;
-    int64_t t0 = resp_mono_ns();
+    int64_t t0 = idgen_monotonic_ns();
     int error = 0;
     idgen__rcmd which = run(s, &cmd, out, &error, close);
-    idgen__metrics_resp(s->t->m, which, error, resp_mono_ns() - t0);
+    idgen__metrics_resp(s->t->m, which, error, idgen_monotonic_ns() - t0);
     if (idgen__svc_stopping(s->t->svc))
       *close = 1;
   }

@@ -32,12 +32,6 @@ typedef struct worker {
 
 static _Atomic int stop_requested;
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Fails if something already answers on the address: SO_REUSEPORT would otherwise let
  * a second server (maybe with the same worker ID) share the port silently. */
 static int someone_listens(const struct sockaddr *sa, socklen_t len) {
@@ -149,8 +143,8 @@ static void *serve_thread(void *arg) {
   while (!atomic_load(&stop_requested))
     idgen__net_run_once(net, 100);
   idgen__net_stop_accepting(net);
-  int64_t deadline = mono_ms() + (int64_t)cfg->shutdown_timeout_ms;
-  while (idgen__net_open(net) > 0 && mono_ms() < deadline)
+  int64_t deadline = idgen_monotonic_ns() / 1000000 + (int64_t)cfg->shutdown_timeout_ms;
+  while (idgen__net_open(net) > 0 && idgen_monotonic_ns() / 1000000 < deadline)
     idgen__net_run_once(net, 20);
   size_t left = idgen__net_open(net);
   if (left)
@@ -255,19 +249,19 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   }
 
   /* The main thread waits for signals and logs the lease keeper's changes of state. */
-  const char *last_state = "";
+  int last_state = -1; /* no state yet */
   int64_t last_worker = -2;
   char last_error[256] = "";
   for (;;) {
-    const char *state = idgen__svc_lease_state(svc);
+    idgen_keeper_state state = idgen__svc_lease_state(svc);
     int64_t wid = idgen__svc_worker(svc);
-    if (strcmp(state, last_state) != 0 || wid != last_worker) {
+    if ((int)state != last_state || wid != last_worker) {
       const char *reason = "";
       int ready = idgen__svc_ready(svc, &reason);
-      idgen__log(strcmp(state, "lost") ? "info" : "error", "lease",
-                 "state=%s worker_id=%lld ready=%d%s%s", state, (long long)wid, ready,
-                 ready ? "" : " reason=", ready ? "" : reason);
-      last_state = state;
+      idgen__log(state == IDGEN_KEEPER_LOST ? "error" : "info", "lease",
+                 "state=%s worker_id=%lld ready=%d%s%s", idgen_keeper_state_name(state),
+                 (long long)wid, ready, ready ? "" : " reason=", ready ? "" : reason);
+      last_state = (int)state;
       last_worker = wid;
     }
     char lease_err[256];

@@ -41,12 +41,6 @@ struct idgen__svc {
   idgen__metrics *shards;
 };
 
-static int64_t wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nshards,
                    char *err, size_t errlen) {
   idgen__svc *svc = calloc(1, sizeof *svc);
@@ -55,7 +49,7 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     return IDGEN_ENOMEM;
   }
   svc->cfg = *cfg;
-  svc->started_ms = wall_ms();
+  svc->started_ms = idgen_wall_ns() / 1000000;
   svc->nshards = nshards ? nshards : 1;
   svc->shards = calloc(svc->nshards, sizeof *svc->shards);
   if (!svc->shards) {
@@ -64,8 +58,8 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     return IDGEN_ENOMEM;
   }
   char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), wall_ms(), &svc->layout,
-                              why, sizeof why);
+  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
+                              &svc->layout, why, sizeof why);
   if (rc < 0) {
     snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
              why[0] ? why : idgen_strerror(rc));
@@ -217,8 +211,8 @@ int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outl
   return rc < 0 ? rc : idgen_uuid_format(u, out, outlen);
 }
 
-const char *idgen__svc_lease_state(idgen__svc *svc) {
-  return idgen_keeper_state(svc->keeper);
+idgen_keeper_state idgen__svc_lease_state(idgen__svc *svc) {
+  return idgen_keeper_state_get(svc->keeper);
 }
 
 void idgen__svc_lease_error(idgen__svc *svc, char *out, size_t outlen) {
@@ -236,13 +230,16 @@ int idgen__svc_ready(idgen__svc *svc, const char **reason) {
     *reason = "shutting down";
     return 0;
   }
-  const char *state = idgen_keeper_state(svc->keeper);
-  if (strcmp(state, "held") != 0) {
-    *reason = !strcmp(state, "waiting-hwm") ? "lease: waiting for the clock to pass the HWM"
-              : !strcmp(state, "lost")      ? "lease: lost, trying to win a worker ID again"
-              : !strcmp(state, "acquiring") ? "lease: trying to win a worker ID"
-              : !strcmp(state, "stopped")   ? "lease: released"
-                                            : "lease: starting";
+  static const char *const not_ready[] = {
+      [IDGEN_KEEPER_ACQUIRING] = "lease: trying to win a worker ID",
+      [IDGEN_KEEPER_WAITING_HWM] = "lease: waiting for the clock to pass the HWM",
+      [IDGEN_KEEPER_LOST] = "lease: lost, trying to win a worker ID again",
+      [IDGEN_KEEPER_STOPPED] = "lease: released"};
+  idgen_keeper_state state = idgen_keeper_state_get(svc->keeper);
+  if (state != IDGEN_KEEPER_HELD) {
+    *reason = (unsigned)state < sizeof not_ready / sizeof not_ready[0] && not_ready[state]
+                  ? not_ready[state]
+                  : "lease: unknown state";
     return 0;
   }
   idgen_gen_stats st;
@@ -318,7 +315,7 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   idgen__buf_addf(out,
                   ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
                   ",\"losses\":%" PRIu64 ",\"floor\":",
-                  ks.state, ks.renewals, ks.lease_lost);
+                  idgen_keeper_state_name(ks.state), ks.renewals, ks.lease_lost);
   add_time(out, ks.floor_ms);
   idgen__buf_adds(out, ",\"deadline\":");
   if (st.deadline_ns == IDGEN_NO_DEADLINE)
@@ -361,9 +358,10 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
       "\r\n# Generator\r\nlayout:%s\r\nlayout_spec:%s\r\nepoch_ms:%" PRId64
       "\r\nworker_id:%lld\r\nprovider:%s\r\nlease_state:%s\r\nhwm_ms:%" PRId64
       "\r\npolicy:%s\r\nready:%d\r\n",
-      (wall_ms() - svc->started_ms) / 1000, svc->layout.name, spec, svc->layout.epoch_ms,
-      (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind), ks.state, ks.hwm_ms,
-      idgen_policy_name(svc->policy), ready);
+      (idgen_wall_ns() / 1000000 - svc->started_ms) / 1000, svc->layout.name, spec,
+      svc->layout.epoch_ms, (long long)ks.worker,
+      idgen_lease_kind_name(svc->cfg.lease.kind), idgen_keeper_state_name(ks.state),
+      ks.hwm_ms, idgen_policy_name(svc->policy), ready);
   if (!ready)
     idgen__buf_addf(out, "not_ready_reason:%s\r\n", reason);
   idgen__buf_addf(out,
@@ -429,14 +427,25 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_lease_acquisitions_total Worker IDs won.\n"
       "# TYPE idgen_lease_acquisitions_total counter\n"
       "idgen_lease_acquisitions_total %" PRIu64 "\n"
+      "# HELP idgen_lease_skipped_total Free worker IDs passed over for an unreadable "
+      "HWM record.\n"
+      "# TYPE idgen_lease_skipped_total counter\n"
+      "idgen_lease_skipped_total %" PRIu64 "\n"
       "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
       "# TYPE idgen_hwm_writes_total counter\n"
       "idgen_hwm_writes_total %" PRIu64 "\n"
       "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
       "# TYPE idgen_hwm_persisted_ms gauge\n"
       "idgen_hwm_persisted_ms %" PRId64 "\n",
-      ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.hwm_writes,
-      ks.hwm_ms);
+      ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.skipped,
+      ks.hwm_writes, ks.hwm_ms);
+  idgen__buf_adds(out, "# HELP idgen_lease_state The lease keeper's state: 1 for the one "
+                       "it is in.\n"
+                       "# TYPE idgen_lease_state gauge\n");
+  for (unsigned i = IDGEN_KEEPER_ACQUIRING; i <= IDGEN_KEEPER_STOPPED; i++)
+    idgen__buf_addf(out, "idgen_lease_state{state=\"%s\"} %d\n",
+                    idgen_keeper_state_name((idgen_keeper_state)i),
+                    (unsigned)ks.state == i);
   idgen_lease_latency lat;
   idgen_lease_latency_get(svc->lease, &lat);
   static const int64_t bounds_ms[] = IDGEN_LEASE_LATENCY_BOUNDS_MS;

@@ -37,9 +37,8 @@ int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n);
  * Returns the length or a negative error; IDGEN_EINVAL if this build has none. */
 int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outlen);
 
-/* The keeper's state: "starting", "waiting-hwm", "held", "lost", "acquiring",
- * "stopped". Thread-safe. */
-const char *idgen__svc_lease_state(idgen__svc *svc);
+/* The keeper's state (idgen_keeper_state_name for its name). Thread-safe. */
+idgen_keeper_state idgen__svc_lease_state(idgen__svc *svc);
 /* The keeper's last error, one line ("" if none). */
 void idgen__svc_lease_error(idgen__svc *svc, char *out, size_t outlen);
 /* Writes the worker ID held (-1: none). */

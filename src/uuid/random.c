@@ -8,30 +8,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "idgen/random.h"
 #include "uuid/uuid_internal.h"
-
-/* ---- fork detection -------------------------------------------------------------- */
-
-/* The one piece of process-wide state: bumped in the child of every fork. */
-static _Atomic uint64_t fork_generation;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-static void on_fork_child(void) {
-  atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
-}
-
-static void fork_register(void) {
-  (void)pthread_atfork(NULL, NULL, on_fork_child);
-}
-
-void idgen__fork_watch(void) {
-  (void)pthread_once(&fork_once, fork_register);
-}
-
-uint64_t idgen__fork_generation(void) {
-  return atomic_load_explicit(&fork_generation, memory_order_relaxed);
-}
 
 /* ---- the system source ------------------------------------------------------------ */
 

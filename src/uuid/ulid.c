@@ -11,7 +11,6 @@ _Static_assert(sizeof(idgen_ulid) == 16, "idgen_ulid must be exactly 16 bytes");
 
 __extension__ typedef unsigned __int128 u128;
 
-#define NS_PER_MS 1000000
 #define MS_MAX INT64_C(0xFFFFFFFFFFFF)
 #define RAND_BYTES 10
 #define BATCH_CHUNK 64

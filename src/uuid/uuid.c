@@ -10,7 +10,6 @@
 
 _Static_assert(sizeof(idgen_uuid) == 16, "idgen_uuid must be exactly 16 bytes");
 
-#define NS_PER_MS 1000000u
 #define MS_MAX UINT64_C(0xFFFFFFFFFFFF)
 #define TICK_MAX ((MS_MAX << 12) | 0xFFFu)
 #define RAND_B_MAX ((UINT64_C(1) << 62) - 1)

@@ -1,18 +1,12 @@
 /* uuid_internal.h: what the random sources and the 128-bit generators share inside
- * libidgen (fork detection, byte helpers, test hooks). */
+ * libidgen (byte helpers, test hooks); fork detection is core/core_internal.h's. */
 #ifndef IDGEN_UUID_INTERNAL_H
 #define IDGEN_UUID_INTERNAL_H
 
 #include <stdint.h>
 
+#include "core/core_internal.h"
 #include "idgen/uuid.h"
-
-/* Registers (once per process) the pthread_atfork child handler that bumps the fork
- * generation. Called by every constructor that keeps state a fork must not share. */
-void idgen__fork_watch(void);
-/* The number of fork()s this process's ancestry went through since the watch began:
- * a value that changes in the child of every fork. */
-uint64_t idgen__fork_generation(void);
 
 static inline uint64_t idgen__load_be64(const uint8_t *p) {
   return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |

@@ -25,14 +25,15 @@
 #                     run (default: it is reported as "NOT RECOVERED" and counted)
 #   --keep            keep the working directory (it is kept anyway when a scenario fails)
 # Scenarios: negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart
-#   all-restart etcd-leader etcd-quorum exhausted file-restart file-statedir netdelay mixed
+#   all-restart etcd-leader etcd-quorum exhausted file-restart file-statedir file-removed
+#   netdelay mixed
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 IDGEN="" CLIENT="" DELAY="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
-     etcd-leader etcd-quorum exhausted file-restart file-statedir netdelay mixed)
+     etcd-leader etcd-quorum exhausted file-restart file-statedir file-removed netdelay mixed)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -376,8 +377,9 @@ measure_recovered() {
 scn_negative() {
   begin negative "two replicas forced onto static worker 1: the checker must see duplicates"
   EXPECT=duplicates
-  start_replica 0 "--lease static --worker-id 1 --policy wait --state-dir $SD/state0"
-  start_replica 1 "--lease static --worker-id 1 --policy wait --state-dir $SD/state1"
+  # Two namespaces, or the host-wide claim of worker 1 would refuse the second replica.
+  start_replica 0 "--lease static --worker-id 1 --policy wait --state-dir $SD/state0 --namespace $NS-a"
+  start_replica 1 "--lease static --worker-id 1 --policy wait --state-dir $SD/state1 --namespace $NS-b"
   wait_ready 0 && wait_ready 1 || { note "replicas not ready"; }
   start_clients 0; start_clients 1
   sleep "$PHASE"
@@ -555,8 +557,9 @@ scn_exhausted() {
   finish
 }
 
-# The file provider on one host: replicas share a state directory (lock files).
-file_args() { echo "--policy $1 --lease file --state-dir $SD/state"; }
+# The file provider on one host: replicas share a state directory (lock files) and a
+# namespace of the scenario's own (worker IDs are claimed host-wide per namespace).
+file_args() { echo "--policy $1 --lease file --state-dir $SD/state --namespace $NS"; }
 
 scn_file_restart() {
   begin file-restart "file provider: r0 SIGKILLed and restarted with its clock 2 s back (same worker, HWM wait)"
@@ -632,6 +635,40 @@ scn_file_statedir() {
   check_recovered 0 1 2
   finish
   umount "$st" 2>/dev/null && MOUNTED=("${MOUNTED[@]/$st}") || true
+}
+
+# The state files removed under load: a live replica's worker file, then two at once
+# with another replica restarted meanwhile, then the whole state directory with a
+# replica restarted. A holder must give its ID up at its next HWM write; nobody may
+# take that ID while it lives (host-wide claim); a new worker file makes its holder
+# wait past now + ahead + one HWM interval.
+scn_file_removed() {
+  begin file-removed "file provider: live replicas' worker files, then the whole state dir, removed under load, with restarts"
+  local st=$SD/state i w
+  for i in 0 1 2; do start_replica "$i" "$(file_args wait)"; done
+  for i in 0 1 2; do wait_ready "$i" || note "r$i not ready"; done
+  for i in 0 1 2; do start_clients "$i"; done
+  sleep "$PHASE"
+  w=$(worker_of 0)
+  rm -f "$st/worker-$w"
+  note "removed r0's worker-$w"
+  sleep 1.5
+  rm -f "$st/worker-$(worker_of 1)" "$st/worker-$(worker_of 2)"
+  stop_replica 2 KILL
+  start_replica 2
+  wait_ready 2 30 && note "r2 restarted meanwhile: worker $(worker_of 2)" || note "r2 not ready after restart"
+  sleep "$PHASE"
+  rm -rf "$st"
+  note "removed the state dir"
+  stop_replica 1 TERM
+  start_replica 1
+  wait_ready 1 30 && note "r1 restarted: worker $(worker_of 1)" || note "r1 not ready after restart"
+  for i in 0 2; do wait_ready "$i" 30 || note "r$i not ready after the state dir went"; done
+  note "workers now $(worker_of 0)/$(worker_of 1)/$(worker_of 2); $(grep -c 'removed or replaced' "$SD"/r*.log | awk -F: '{s += $2} END {print s}') notices"
+  HEAL_MS=$(now_ms)
+  sleep "$PHASE"
+  check_recovered 0 1 2
+  finish
 }
 
 # 12: tc netem needs the sch_netem qdisc, which this kernel does not have (see
@@ -718,7 +755,7 @@ scn_mixed() { # name, seconds
 
 log "seed $SEED, phase $PHASE s, batch $BATCH, pause $PAUSE_MS ms, TTL $TTL s, work $WORK"
 for s in "${SCENARIOS[@]}"; do
-  case "$s" in negative|file-restart|file-statedir) ;; *) etcd_up; break ;; esac
+  case "$s" in negative|file-restart|file-statedir|file-removed) ;; *) etcd_up; break ;; esac
 done
 for s in "${SCENARIOS[@]}"; do
   case "$s" in
@@ -735,6 +772,7 @@ for s in "${SCENARIOS[@]}"; do
     exhausted) scn_exhausted ;;
     file-restart) scn_file_restart ;;
     file-statedir) scn_file_statedir ;;
+    file-removed) scn_file_removed ;;
     netdelay) scn_netdelay ;;
     mixed)
       if [[ $MINUTES -gt 0 ]]; then

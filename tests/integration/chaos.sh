@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The short fault campaign (tests/chaos/run.sh, every scenario, ~2 s of load around each
 # fault): real replicas on a real 3-member etcd, clocks stepped, processes paused and
-# killed, etcd leader and quorum lost, worker IDs exhausted, the state dir full and
-# read-only, etcd slowed; `idgen check` must find no duplicate and no disorder after
+# killed, etcd leader and quorum lost, worker IDs exhausted, the state dir full,
+# read-only and removed under load, etcd slowed; `idgen check` must find no duplicate and no disorder after
 # each, and must find the duplicates of the negative control. Under 5 minutes here.
 # Usage: chaos.sh /path/to/idgen
 set -euo pipefail

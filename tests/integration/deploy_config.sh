@@ -20,8 +20,11 @@ mapfile -t env < <(sed -n 2p "$dir/k8s" | jq -r 'to_entries[] | "\(.key)=\(.valu
 [[ ${args[0]} == serve ]] || fail "the image's entrypoint is not 'idgen serve'"
 env -i "${env[@]}" "$idgen" "${args[@]}" --print-config > "$dir/config" ||
   fail "idgen ${args[*]} with the StatefulSet's env was rejected"
+# Read once: `idgen serve --help | grep -q` fails under pipefail once the text passes a
+# pipe write (4 KiB), when grep exits before idgen has written the rest (SIGPIPE).
+help=$("$idgen" serve --help)
 for var in "${env[@]%%=*}"; do
-  "$idgen" serve --help | grep -q "$var" || fail "$var in $yaml is not an idgen serve variable"
+  grep -q "$var" <<<"$help" || fail "$var in $yaml is not an idgen serve variable"
 done
 value() { sed -n "s/^$1 = \"\{0,1\}\([^\"]*\)\"\{0,1\}  #.*/\1/p" "$dir/config"; }
 [[ $(value lease) == k8s ]] || fail "lease in the StatefulSet: $(value lease)"
@@ -39,6 +42,6 @@ cmd=$(sed -n 's|^ExecStart=@CMAKE_INSTALL_FULL_BINDIR@/idgen ||p' "$unit")
 # shellcheck disable=SC2086
 IDGEN_STATE_DIR=$dir "$idgen" $cmd --print-config > /dev/null || fail "unit command '$cmd'"
 for var in $(grep -o 'IDGEN_[A-Z_]*' "$unit" | sort -u); do
-  "$idgen" serve --help | grep -q "$var" || fail "$var in $unit is not an idgen serve variable"
+  grep -q "$var" <<<"$help" || fail "$var in $unit is not an idgen serve variable"
 done
 echo "deploy_config.sh: all passed"

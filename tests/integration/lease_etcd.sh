@@ -2,7 +2,8 @@
 # etcd provider against a real one-member etcd on loopback: distinct IDs for N holders,
 # all IDs taken, kill -9 (the ID returns only after the TTL, the next holder waits past
 # the HWM), SIGSTOP past the TTL (the paused holder never issues above the cap the next
-# holder read), graceful shutdown revokes at once. Usage: lease_etcd.sh /path/to/idgen
+# holder read), graceful shutdown revokes at once, an unreadable HWM at the smallest free
+# ID is passed over. Usage: lease_etcd.sh /path/to/idgen
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: lease_etcd.sh /path/to/idgen}
@@ -137,4 +138,22 @@ last=$(sed -n 's/^# stopped rc=0 last_ms=\([0-9]*\).*/\1/p' "$T/g1.err")
 ok "graceful stop revoked at once; final HWM = last ms issued ($last)"
 
 "$IDGEN" lease "${E[@]}" --namespace n5
+
+# 6. An unreadable HWM record at worker 0 (everyone takes the smallest free ID): each
+# holder passes it over, says so, and does not keep its claim on it.
+curl -s -X POST "${EPS%%,*}/v3/kv/put" -d "{\"key\":\"$(printf /idgen/n6/hwm/0 | base64 -w0)\",\"value\":\"$(printf garbage | base64 -w0)\"}" >/dev/null
+for i in 1 2; do # one after the other: each must meet worker 0 free and unreadable
+  "$HOLDER" "${E[@]}" --namespace n6 --duration-ms 1500 >"$T/c$i.out" 2>"$T/c$i.err" &
+  pids+=($!)
+  wait_held "$T/c$i.err"
+done
+[[ $(live n6 0) != yes ]] || fail "worker 0's claim kept by a holder that skipped it"
+for p in "${pids[@]}"; do wait "$p" || fail "holder $p failed"; done
+pids=()
+ws=$(for i in 1 2; do worker_of "$T/c$i.err"; done | sort -n | tr '\n' ' ')
+[[ "$ws" == "1 2 " ]] || fail "with worker 0's HWM unreadable the holders got '$ws'"
+for i in 1 2; do
+  grep -q '^# skipped 1 .*unreadable HWM' "$T/c$i.err" || fail "holder c$i did not say it skipped worker 0"
+done
+ok "unreadable HWM at worker 0 passed over: workers $ws; $(sed -n 's/^# skipped //p' "$T/c1.err" | cut -c1-90)"
 echo "lease_etcd: all passed"

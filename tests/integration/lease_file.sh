@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # File provider on one host: distinct IDs for concurrent processes, kill -9 frees an ID,
-# the HWM survives a restart with the clock set back (libfaketime), bad config fails
-# at start with one clear line. Usage: lease_file.sh /path/to/idgen
+# the HWM survives a restart with the clock set back (libfaketime), a worker file or the
+# whole state dir removed under running holders, two state dirs and two users on one
+# host, bad config fails at start with one clear line. Usage: lease_file.sh /path/to/idgen
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: lease_file.sh /path/to/idgen}
@@ -9,6 +10,10 @@ BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
 HOLDER=$BUILD/lease_holder
 [[ -x $HOLDER ]] || { echo "lease_holder not built at $HOLDER" >&2; exit 1; }
 T=$(mktemp -d)
+chmod 755 "$T" # another user's holder (section 6) needs to reach its state dir
+# Worker IDs are claimed host-wide per namespace: one of this run's own keeps other
+# processes on the host (other tests, other checkouts) out of its numbering.
+export IDGEN_NAMESPACE=lease-file-$$
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
@@ -62,7 +67,8 @@ ok "kill -9 freed worker 0; the next holder started past HWM $hwm (a's last ms $
 
 # 3. HWM survives a restart with the clock set back 3 s (libfaketime).
 FT=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
-if [[ -f $FT ]]; then
+[[ -f $FT ]] || fail "libfaketime not installed at $FT (scripts/deps.sh test installs faketime)"
+{
   S=$T/s3
   "$HOLDER" --lease file --state-dir "$S" --hwm-ahead 1000 --hwm-interval 500 \
     >"$T/f1.out" 2>"$T/f1.err" & a=$!; pids+=($a)
@@ -84,9 +90,7 @@ if [[ -f $FT ]]; then
   dups=$(cat "$T/f1.out" "$T/f2.out" | awk '{print $3}' | sort | uniq -d | wc -l)
   [[ $dups -eq 0 ]] || fail "$dups duplicate IDs across the restart"
   ok "restart 3 s in the past waited past HWM $hwm: first ms $bmin > last $amax"
-else
-  echo "skip - libfaketime not installed"
-fi
+}
 
 # 4. Bad configuration: one clear line on stderr, nothing on stdout, at start.
 check_bad() { # want-status pattern cmd...
@@ -113,4 +117,47 @@ check_bad 1 "127.0.0.1:1" "$IDGEN" lease --lease etcd --etcd http://127.0.0.1:1
 check_bad 1 "127.0.0.1:1" "$HOLDER" --lease etcd --etcd http://127.0.0.1:1
 check_bad 2 "unknown provider" "$IDGEN" lease --lease zookeeper
 IDGEN_LEASE=static check_bad 2 "needs --worker-id" "$IDGEN" lease
+
+dups_of() { cat "$@" | awk '{print $3}' | sort | uniq -d | wc -l; }
+stop_all() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" || true; done; pids=(); }
+
+# 5. A live holder's worker file removed, then the whole state dir: the holder gives its
+# ID up at its next HWM write, nobody takes the ID meanwhile (host-wide claim), and a new
+# worker file makes its holder wait past now + ahead + one interval. No duplicate.
+S=$T/s5
+"$HOLDER" --lease file --state-dir "$S" >"$T/r1.out" 2>"$T/r1.err" & pids+=($!)
+wait_held "$T/r1.err"
+sleep 0.3
+rm -f "$S/worker-0"
+"$HOLDER" --lease file --state-dir "$S" >"$T/r2.out" 2>"$T/r2.err" & pids+=($!)
+wait_held "$T/r2.err"
+sleep 1.5
+grep -q 'removed or replaced' "$T/r1.err" || fail "the first holder did not notice: $(cat "$T/r1.err")"
+rm -rf "$S"
+"$HOLDER" --lease file --state-dir "$S" >"$T/r3.out" 2>"$T/r3.err" & pids+=($!)
+wait_held "$T/r3.err"
+sleep 1.5
+stop_all
+n=$(cat "$T"/r[1-3].out | wc -l)
+d=$(dups_of "$T"/r[1-3].out)
+ws=$(for i in 1 2 3; do worker_of "$T/r$i.err"; done | tr '\n' ' ')
+[[ $d -eq 0 && $n -gt 100 ]] || fail "worker file removed: $d duplicates in $n IDs (workers $ws)"
+ok "worker file, then the state dir, removed under live holders: $n IDs, 0 duplicates (workers $ws)"
+
+# 6. Two state dirs, and two users, on one host: distinct worker IDs.
+mkdir -m 777 "$T/s6b"
+other=()
+if [[ $(id -u) -eq 0 ]]; then other=(setpriv --reuid=nobody --regid=nogroup --clear-groups); fi
+"$HOLDER" --lease file --state-dir "$T/s6a" --duration-ms 1500 >"$T/u1.out" 2>"$T/u1.err" & pids+=($!)
+"${other[@]}" "$HOLDER" --lease file --state-dir "$T/s6b" --duration-ms 1500 \
+  >"$T/u2.out" 2>"$T/u2.err" & pids+=($!)
+for p in "${pids[@]}"; do wait "$p" || fail "a holder of section 6 failed: $(cat "$T"/u[12].err)"; done
+pids=()
+w1=$(worker_of "$T/u1.err") w2=$(worker_of "$T/u2.err")
+n=$(cat "$T"/u[12].out | wc -l)
+d=$(dups_of "$T"/u[12].out)
+[[ -n $w1 && -n $w2 && $w1 != "$w2" && $d -eq 0 && $n -gt 100 ]] ||
+  fail "two state dirs: workers '$w1' and '$w2', $d duplicates in $n IDs"
+ok "two state dirs${other:+ and two users}: workers $w1 and $w2, $n IDs, 0 duplicates"
 echo "lease_file: all passed"

@@ -7,6 +7,9 @@ BUILD_DIR=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
 SOURCE_DIR=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 POKE=$BUILD_DIR/server_poke
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/idgen-server-test.XXXXXX")
+# Worker IDs are claimed host-wide per namespace: one of this run's own keeps other
+# processes on the host (other tests, other checkouts) out of its numbering.
+export IDGEN_NAMESPACE=${IDGEN_NAMESPACE:-server-test-$$}
 SERVER_PIDS=()
 FAILS=0
 

@@ -2,8 +2,8 @@
 # server_js.sh: runs the Node client (fetch + BigInt) against a live server.
 source "$(dirname "$0")/server_common.bash"
 if ! command -v node >/dev/null; then
-  say "SKIP: node is not installed (scripts/deps.sh test installs nodejs)"
-  exit 0
+  fail "node is not installed (scripts/deps.sh test installs nodejs)"
+  exit 1
 fi
 start_server js
 if node "$(dirname "$0")/server_js_client.mjs" "http://$HTTP"; then

@@ -109,6 +109,11 @@ int main(int argc, char **argv) {
   idgen_keeper_stats_get(keeper, &st);
   fprintf(stderr, "# acquired worker=%lld floor=%lld\n", (long long)st.worker,
           (long long)st.floor_ms);
+  if (st.skipped) {
+    char why[256];
+    idgen_keeper_last_error(keeper, why, sizeof why);
+    fprintf(stderr, "# skipped %llu (%s)\n", (unsigned long long)st.skipped, why);
+  }
 
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
@@ -116,21 +121,22 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
 
-  const char *last_state = "";
+  int last_state = -1;
   int last_err = 0;
   int64_t started = 0; /* --duration-ms counts from the first "held" */
   char last_lease_err[256] = "";
   while (!stop_flag) {
     if (duration_ms && started && idgen_monotonic_ns() - started > duration_ms * 1000000)
       break;
-    const char *state = idgen_keeper_state(keeper);
-    if (!started && !strcmp(state, "held"))
+    idgen_keeper_state state = idgen_keeper_state_get(keeper);
+    if (!started && state == IDGEN_KEEPER_HELD)
       started = idgen_monotonic_ns();
-    if (strcmp(state, last_state)) {
+    if ((int)state != last_state) {
       idgen_keeper_stats_get(keeper, &st);
-      fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n", state,
-              (long long)st.worker, (long long)st.floor_ms, (long long)st.hwm_ms);
-      last_state = state;
+      fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n",
+              idgen_keeper_state_name(state), (long long)st.worker, (long long)st.floor_ms,
+              (long long)st.hwm_ms);
+      last_state = (int)state;
     }
     uint64_t id;
     rc = idgen_gen_next(gen, &id);

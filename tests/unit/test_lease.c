@@ -19,10 +19,14 @@
 #define T0_MS INT64_C(1780272000000) /* 2026-06-01 */
 
 static char dir[256];
+/* Worker IDs are claimed host-wide per namespace: a namespace of this test's own keeps
+ * it apart from any other process on the host. */
+static char ns[64];
 
 static int setup(void **state) {
   (void)state;
   snprintf(dir, sizeof dir, "/tmp/idgen-test-lease-XXXXXX");
+  snprintf(ns, sizeof ns, "test-lease-%ld", (long)getpid());
   return mkdtemp(dir) ? 0 : -1;
 }
 
@@ -38,6 +42,7 @@ static idgen_lease *open_kind(idgen_lease_kind kind, uint64_t max_worker) {
   idgen_lease_config_init(&c);
   c.kind = kind;
   snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
+  snprintf(c.ns, sizeof c.ns, "%s", ns);
   c.worker_id = 7;
   c.pod_index = 2;
   c.worker_id_offset = 10;
@@ -64,7 +69,7 @@ static void test_file_smallest_free(void **state) {
   assert_int_equal(idgen_lease_acquire(c, &g), 0);
   assert_int_equal(g.worker, 2);
   assert_int_equal(idgen_lease_acquire(d, &g), IDGEN_ENOWORKER);
-  assert_non_null(strstr(idgen_lease_why(d), "all 3 worker IDs are taken"));
+  assert_non_null(strstr(idgen_lease_why(d), "all 3 worker IDs of namespace"));
   /* freeing b (as a dying process would) frees worker 1 and only it */
   assert_int_equal(idgen_lease_write_hwm(b, T0_MS + 3000), 0);
   idgen_lease_free(b);
@@ -100,17 +105,169 @@ static void test_file_release_final_hwm(void **state) {
   idgen_lease_free(b);
 }
 
+/* A file lease (static_worker < 0) or a static one, in dir/sub and namespace space. */
+static idgen_lease *open_in(const char *sub, const char *space, int64_t static_worker) {
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  if (static_worker >= 0) {
+    c.kind = IDGEN_LEASE_STATIC;
+    c.worker_id = static_worker;
+  }
+  snprintf(c.state_dir, sizeof c.state_dir, "%s/%s", dir, sub);
+  snprintf(c.ns, sizeof c.ns, "%s", space);
+  idgen_lease *l = NULL;
+  char err[256];
+  int rc = idgen_lease_open(&l, &c, 1023, err, sizeof err);
+  if (rc)
+    print_error("open: %s\n", err);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
+static void write_file(const char *name, const char *content, size_t len) {
+  char path[300];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(fwrite(content, 1, len, f), len);
+  fclose(f);
+}
+/* A string literal's bytes, NULs inside it included, without its terminator. */
+#define write_lit(name, lit) write_file(name, lit, sizeof lit - 1)
+
+/* A record that is not whole is corrupt, never "HWM 0": garbage, an empty file, all
+ * NULs, or JSON without hwm_ms. The file provider passes over such an ID (everyone takes
+ * the smallest free one: it would block them all) and says so; a fixed ID fails. */
 static void test_file_corrupt_record(void **state) {
   (void)state;
-  char path[300];
-  snprintf(path, sizeof path, "%s/worker-0", dir);
-  FILE *f = fopen(path, "w");
-  fputs("garbage", f);
-  fclose(f);
-  idgen_lease *a = open_kind(IDGEN_LEASE_FILE, 3);
+  write_lit("worker-0", "garbage");
+  write_lit("worker-1", "");
+  write_lit("worker-2", "\0\0\0\0\0\0\0\0");
+  write_lit("worker-3", "{\"host\":\"h\",\"pid\":\"1\"}");
+  write_lit("worker-5", "{\"host\":\"h\",\"pid\":\"1\"}");
+  idgen_lease *a = open_kind(IDGEN_LEASE_FILE, 7);
   idgen_lease_grant g;
-  assert_int_equal(idgen_lease_acquire(a, &g), IDGEN_EFORMAT);
-  assert_non_null(strstr(idgen_lease_why(a), "worker-0"));
+  memset(&g, 0, sizeof g);
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 4);
+  assert_int_equal(g.skipped, 4);
+  assert_non_null(strstr(idgen_lease_why(a), "worker-3"));
+  assert_non_null(strstr(idgen_lease_why(a), "skipped"));
+  idgen_lease_free(a);
+  idgen_lease *all = open_kind(IDGEN_LEASE_FILE, 3);
+  assert_int_equal(idgen_lease_acquire(all, &g), IDGEN_ENOWORKER);
+  assert_non_null(strstr(idgen_lease_why(all), "4 skipped"));
+  idgen_lease_free(all);
+  idgen_lease *fixed = open_in(".", ns, 5);
+  assert_int_equal(idgen_lease_acquire(fixed, &g), IDGEN_EFORMAT);
+  assert_non_null(strstr(idgen_lease_why(fixed), "worker-5"));
+  idgen_lease_free(fixed);
+}
+
+static int64_t wall_ms(void) {
+  return idgen_wall_ns() / MS;
+}
+
+/* Two processes of one namespace on one host never hold the same worker ID, whatever
+ * their state directories: the host-wide claim. A refusal names the holder. */
+static void test_two_state_dirs(void **state) {
+  (void)state;
+  idgen_lease *a = open_in("a", ns, -1), *b = open_in("b", ns, -1);
+  idgen_lease_grant ga, gb;
+  assert_int_equal(idgen_lease_acquire(a, &ga), 0);
+  assert_int_equal(idgen_lease_acquire(b, &gb), 0);
+  print_message("state dirs a and b: workers %llu and %llu\n",
+                (unsigned long long)ga.worker, (unsigned long long)gb.worker);
+  assert_int_equal(ga.worker, 0);
+  assert_int_equal(gb.worker, 1);
+  /* a static worker 0 in a third directory is refused, naming a's pid and directory */
+  idgen_lease *s0 = open_in("c", ns, 0);
+  char want[300];
+  assert_int_equal(idgen_lease_acquire(s0, &gb), IDGEN_ECONFLICT);
+  snprintf(want, sizeof want, "pid %ld (state dir %s/a)", (long)getpid(), dir);
+  if (!strstr(idgen_lease_why(s0), want))
+    fail_msg("'%s' lacks '%s'", idgen_lease_why(s0), want);
+  /* another namespace is another ID space */
+  idgen_lease *other = open_in("c", "test-lease-other-space", -1);
+  assert_int_equal(idgen_lease_acquire(other, &gb), 0);
+  assert_int_equal(gb.worker, 0);
+  idgen_lease_free(other);
+  /* the claim goes with the holder */
+  idgen_lease_free(a);
+  assert_int_equal(idgen_lease_acquire(s0, &gb), 0);
+  assert_int_equal(gb.worker, 0);
+  idgen_lease_free(s0);
+  idgen_lease_free(b);
+}
+
+/* A holder of worker 0 in dir/s whose cap is 3 s ahead. */
+static idgen_lease *hold_worker0(int64_t *cap) {
+  idgen_lease *a = open_in("s", ns, -1);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 0);
+  *cap = wall_ms() + 3000;
+  assert_int_equal(idgen_lease_write_hwm(a, *cap), 0);
+  return a;
+}
+
+/* worker-0 removed while held: the holder notices at its next HWM write and gives the
+ * ID up; nobody takes the ID meanwhile (the claim), and whoever creates worker-0 anew
+ * starts past now + ahead + one interval, above any cap the holder persisted. */
+static void test_removed_worker_file(void **state) {
+  (void)state;
+  int64_t cap;
+  idgen_lease *a = hold_worker0(&cap);
+  idgen_lease_grant g;
+  char path[300];
+  snprintf(path, sizeof path, "%s/s/worker-0", dir);
+  assert_int_equal(unlink(path), 0);
+  idgen_lease *b = open_in("s", ns, -1);
+  assert_int_equal(idgen_lease_acquire(b, &g), 0);
+  print_message("worker-0 removed under its holder: a newcomer got worker %llu, HWM %lld "
+                "(the holder's cap %lld)\n",
+                (unsigned long long)g.worker, (long long)g.hwm_ms, (long long)cap);
+  assert_true(g.worker != 0 || g.hwm_ms >= cap);
+  assert_int_equal(g.worker, 1);
+  assert_int_equal(idgen_lease_write_hwm(a, cap + 1000), IDGEN_ELEASE);
+  assert_non_null(strstr(idgen_lease_why(a), "removed or replaced"));
+  assert_int_equal(idgen_lease_keepalive(a), IDGEN_ELEASE);
+  /* given up: worker 0 is free again, and its new file makes its holder wait */
+  int64_t before = wall_ms();
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 0);
+  assert_true(g.hwm_ms >= before + 3000 + 1000);
+  idgen_lease_free(a);
+  idgen_lease_free(b);
+}
+
+/* The same without the claim to help (another namespace: as processes in another
+ * network namespace sharing the directory would be): the file alone must keep the
+ * newcomer above the holder's cap. A file renamed over is noticed too. */
+static void test_replaced_worker_file_without_claim(void **state) {
+  (void)state;
+  int64_t cap;
+  idgen_lease *a = hold_worker0(&cap);
+  idgen_lease_grant g;
+  char path[300], tmp[300];
+  snprintf(path, sizeof path, "%s/s/worker-0", dir);
+  snprintf(tmp, sizeof tmp, "%s/s/worker-0.tmp", dir);
+  write_lit("s/worker-0.tmp", "{\"hwm_ms\":\"5\"}");
+  assert_int_equal(rename(tmp, path), 0); /* an editor's save: HWM 5, lock gone */
+  assert_int_equal(unlink(path), 0);      /* and then removed */
+  idgen_lease *b = open_in("s", "test-lease-other-space", -1);
+  assert_int_equal(idgen_lease_acquire(b, &g), 0);
+  assert_int_equal(g.worker, 0);
+  assert_true(g.hwm_ms > cap);
+  assert_int_equal(idgen_lease_write_hwm(a, cap + 1000), IDGEN_ELEASE);
+  /* the record b's acquire wrote makes a third process wait as long */
+  idgen_lease_free(b);
+  idgen_lease *c = open_in("s", ns, -1);
+  int64_t waited_for = g.hwm_ms;
+  assert_int_equal(idgen_lease_acquire(c, &g), 0);
+  assert_int_equal(g.worker, 0);
+  assert_true(g.hwm_ms == waited_for);
+  idgen_lease_free(c);
   idgen_lease_free(a);
 }
 
@@ -259,10 +416,10 @@ static void test_keeper_arms_and_releases(void **state) {
   idgen_keeper *k = NULL;
   assert_int_equal(idgen_keeper_new(&k, &kc), 0);
   assert_int_equal(idgen_keeper_wait_ready(k, 50), IDGEN_ETIMEDOUT); /* clock not past */
-  assert_string_equal(idgen_keeper_state(k), "waiting-hwm");
+  assert_int_equal(idgen_keeper_state_get(k), IDGEN_KEEPER_WAITING_HWM);
   idgen_clock_fake_advance(&clock, 10 * MS);
   assert_int_equal(idgen_keeper_wait_ready(k, 10000), 0);
-  assert_string_equal(idgen_keeper_state(k), "held");
+  assert_int_equal(idgen_keeper_state_get(k), IDGEN_KEEPER_HELD);
   assert_int_equal(idgen_gen_next(gen, &id), 0);
   idgen_parts p;
   assert_int_equal(idgen_decompose(idgen_gen_layout(gen), id, &p), 0);
@@ -276,7 +433,7 @@ static void test_keeper_arms_and_releases(void **state) {
   assert_true(st.hwm_ms == T0_MS + 10 + 3000);
   assert_int_equal(idgen_keeper_stop(k), 0);
   assert_int_equal(idgen_gen_next(gen, &id), IDGEN_ENOTARMED);
-  assert_string_equal(idgen_keeper_state(k), "stopped");
+  assert_int_equal(idgen_keeper_state_get(k), IDGEN_KEEPER_STOPPED);
   idgen_keeper_free(k);
   idgen_lease_free(l);
 
@@ -324,6 +481,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_file_smallest_free, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_release_final_hwm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_corrupt_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_two_state_dirs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_worker_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_replaced_worker_file_without_claim, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(test_static_and_k8s, setup, teardown),
       cmocka_unit_test(test_k8s_ordinal),
       cmocka_unit_test(test_config),

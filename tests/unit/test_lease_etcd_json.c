@@ -197,6 +197,16 @@ static void test_bodies(void **state) {
   assert_null(json_object_get(put, "lease")); /* the HWM key is persistent */
   json_decref(o);
   free(b);
+  b = idgen__etcd_fenced_delete_body("/w", 12);
+  o = json_loads(b, 0, NULL);
+  cmp = json_array_get(json_object_get(o, "compare"), 0);
+  assert_string_equal(json_string_value(json_object_get(cmp, "target")), "LEASE");
+  assert_string_equal(json_string_value(json_object_get(cmp, "lease")), "12");
+  json_t *del = json_object_get(json_array_get(json_object_get(o, "success"), 0),
+                                "request_delete_range");
+  assert_string_equal(json_string_value(json_object_get(del, "key")), "L3c=");
+  json_decref(o);
+  free(b);
   b = idgen__etcd_prefix_body("/p/");
   assert_string_equal(b, "{\"key\":\"L3Av\",\"range_end\":\"L3Aw\"}");
   free(b);
@@ -214,7 +224,48 @@ static void test_record_roundtrip(void **state) {
   assert_int_equal(idgen__record_parse("   \n", 4, &back), IDGEN_EEMPTY);
   assert_int_equal(idgen__record_parse("{\"hwm_ms\":\"x\"}", 14, &back), IDGEN_EFORMAT);
   assert_int_equal(idgen__record_parse("[1]", 3, &back), IDGEN_EFORMAT);
+  /* no HWM is corrupt, never "HWM 0"; NULs are as empty as spaces */
+  assert_int_equal(idgen__record_parse("{\"pid\":\"1\"}", 11, &back), IDGEN_EFORMAT);
+  assert_int_equal(idgen__record_parse("\0\0\0\0", 4, &back), IDGEN_EEMPTY);
   assert_int_equal(idgen__record_format(&r, buf, 10), IDGEN_EBUFSIZE);
+}
+
+static idgen__etcd_kv kv_of(const char *key, int64_t lease) {
+  idgen__etcd_kv kv;
+  memset(&kv, 0, sizeof kv);
+  snprintf(kv.key, sizeof kv.key, "%s", key);
+  kv.lease = lease;
+  return kv;
+}
+
+/* Which worker ID to take from a listing: the smallest without a key (keys come in byte
+ * order), passing over skipped IDs; but first one whose key already carries our lease:
+ * a claim etcd applied though its reply was lost (a timeout, then a retry on another
+ * endpoint that "lost the race" to ourselves). Claiming anew would hold two IDs. */
+static void test_pick(void **state) {
+  (void)state;
+  idgen__etcd_kv kvs[4] = {kv_of("/idgen/n/workers/0", 7), kv_of("/idgen/n/workers/10", 8),
+                           kv_of("/idgen/n/workers/2", 9), kv_of("/idgen/n/workers/x", 5)};
+  int ours = -1;
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 0, 1023, NULL, 0, &ours), 1);
+  assert_int_equal(ours, 0);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 5, 1023, NULL, 0, &ours), 1);
+  assert_int_equal(ours, 0);
+  /* our lease 9 already holds worker 2: adopt it */
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 1023, NULL, 0, &ours), 2);
+  assert_int_equal(ours, 1);
+  /* ... unless it was skipped for an unreadable HWM; skipped free IDs are passed over */
+  uint64_t skip[] = {2, 1};
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 1023, skip, 2, &ours), 3);
+  assert_int_equal(ours, 0);
+  /* full */
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 0, NULL, 0, &ours), -1);
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 2, skip, 1, &ours), 1);
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 2, skip, 2, &ours), -1);
+  assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/17"), 17);
+  assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/"), -1);
+  assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/-1"), -1);
+  assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/3a"), -1);
 }
 
 int main(void) {
@@ -229,6 +280,7 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_bodies),
       cmocka_unit_test(test_record_roundtrip),
+      cmocka_unit_test(test_pick),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
