@@ -1,6 +1,7 @@
 /* server_fixture.h: a service for the server's unit tests (test_server_*.c), built from
- * the option table as `idgen serve` builds it: the static provider (worker 3), a fresh
- * state dir, a token, ready to issue. */
+ * the option table as `idgen serve` builds it: the static provider (worker 3, in a
+ * namespace of this process's own, since a worker ID is claimed host-wide per namespace
+ * and the tests run side by side), a fresh state dir, a token, ready to issue. */
 #ifndef IDGEN_TEST_SERVER_FIXTURE_H
 #define IDGEN_TEST_SERVER_FIXTURE_H
 
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/api.h"
 #include "server/config.h"
@@ -26,8 +28,10 @@ static int fixture_up(void **state) {
   char *dir = mkdtemp(fixture_dir);
   if (!dir)
     return -1;
-  char *argv[] = {"serve",       "--policy", "logical",     "--lease", "static",
-                  "--worker-id", "3",        "--state-dir", dir,       NULL};
+  char ns[32];
+  snprintf(ns, sizeof ns, "unit-%ld", (long)getpid());
+  char *argv[] = {"serve", "--policy",    "logical", "--lease",     "static", "--worker-id",
+                  "3",     "--state-dir", dir,       "--namespace", ns,       NULL};
   char err[256];
   FILE *out = fopen("/dev/null", "w");
   idgen__config_status st = idgen__serve_config_load(
