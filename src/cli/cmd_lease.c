@@ -45,7 +45,8 @@ static void usage(FILE *out) {
           "usage: idgen lease [--layout L] [lease options]\n"
           "\n"
           "Shows what a worker-ID provider would claim, without claiming it, and the\n"
-          "current holders and high-water marks (HWM) it knows of. Providers:\n"
+          "current holders and high-water marks (HWM) it knows of. It only reads: it\n"
+          "makes no state directory and writes no file. Providers:\n"
           "  file    one host: the smallest worker-N lock file free in the state dir\n"
           "  etcd    a fleet: etcd v3 leases, HWM written only while the lease holds\n"
           "  k8s     StatefulSet ordinal (IDGEN_POD_INDEX or the -N hostname suffix) +\n"
@@ -112,7 +113,7 @@ int idgen__cmd_lease(int argc, char **argv) {
   if (idgen_lease_config_check(&config, max_worker, err, sizeof err))
     return cli_error(CLI_USAGE, "lease", "%s", err);
   idgen_lease *lease;
-  int rc = idgen_lease_open(&lease, &config, max_worker, err, sizeof err);
+  int rc = idgen_lease_open_readonly(&lease, &config, max_worker, err, sizeof err);
   if (rc)
     return cli_error(CLI_FAILED, "lease", "%s", err);
 

@@ -27,6 +27,7 @@ typedef struct file_lease {
   idgen__hwm_file f;     /* f.fd >= 0 while held */
   uint64_t worker;
   uint64_t fork_gen; /* the fork generation when it was opened */
+  int readonly;      /* opened to look only: nothing is made or written */
 } file_lease;
 
 static void worker_path(const file_lease *fl, uint64_t w, char *out, size_t outlen) {
@@ -122,6 +123,8 @@ static int take(file_lease *fl, uint64_t w, int64_t *hwm_ms) {
 
 static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
   file_lease *fl = (file_lease *)l;
+  if (fl->readonly)
+    return idgen__why(l, IDGEN_EINVAL, "opened read-only: it claims no worker ID");
   int rc = refuse_in_child(fl);
   if (rc)
     return rc;
@@ -237,6 +240,10 @@ static int file_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
                         size_t *count) {
   file_lease *fl = (file_lease *)l;
   DIR *d = opendir(fl->dir);
+  if (!d && errno == ENOENT && fl->readonly) {
+    *count = 0; /* nobody has served from it yet */
+    return 0;
+  }
   if (!d)
     return idgen__why(l, -errno, "state dir %s: %s", fl->dir, strerror(errno));
   size_t n = 0;
@@ -316,13 +323,13 @@ static const idgen_lease_class k8s_class = {"k8s",          file_acquire, file_k
 
 static int open_common(idgen_lease **out, const idgen_lease_config *c,
                        const idgen_lease_class *cls, uint64_t max_worker, int64_t fixed,
-                       char *err, size_t errlen) {
+                       int readonly, char *err, size_t errlen) {
   char dir[IDGEN_LEASE_PATH_MAX];
   if (c->state_dir[0])
     snprintf(dir, sizeof dir, "%s", c->state_dir);
   else
     idgen__default_state_dir(dir, sizeof dir);
-  int rc = idgen__state_dir_ready(dir, err, errlen);
+  int rc = readonly ? 0 : idgen__state_dir_ready(dir, err, errlen);
   if (rc)
     return rc;
   file_lease *fl = calloc(1, sizeof *fl);
@@ -340,17 +347,18 @@ static int open_common(idgen_lease **out, const idgen_lease_config *c,
   fl->claim.fd = -1;
   idgen__fork_watch();
   fl->fork_gen = idgen__fork_generation();
+  fl->readonly = readonly;
   *out = &fl->base;
   return 0;
 }
 
 int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *c,
-                          uint64_t max_worker, char *err, size_t errlen) {
-  return open_common(out, c, &file_class, max_worker, -1, err, errlen);
+                          uint64_t max_worker, int readonly, char *err, size_t errlen) {
+  return open_common(out, c, &file_class, max_worker, -1, readonly, err, errlen);
 }
 
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *c, uint64_t worker,
-                           char *err, size_t errlen) {
+                           int readonly, char *err, size_t errlen) {
   return open_common(out, c, c->kind == IDGEN_LEASE_K8S ? &k8s_class : &static_class,
-                     worker, (int64_t)worker, err, errlen);
+                     worker, (int64_t)worker, readonly, err, errlen);
 }

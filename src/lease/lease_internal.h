@@ -72,11 +72,13 @@ void idgen__claim_holder(const char *ns, uint64_t worker, char *out, size_t outl
 int idgen__k8s_ordinal(const idgen_lease_config *config, int64_t *out, char *err,
                        size_t errlen);
 
+/* readonly (idgen_lease_open_readonly): neither make nor write to the state dir; a
+ * missing one holds no IDs; acquire refuses. */
 int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
-                          uint64_t max_worker, char *err, size_t errlen);
+                          uint64_t max_worker, int readonly, char *err, size_t errlen);
 /* Static and k8s: a fixed worker ID with a local HWM file. */
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
-                           uint64_t worker, char *err, size_t errlen);
+                           uint64_t worker, int readonly, char *err, size_t errlen);
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
                           uint64_t max_worker, char *err, size_t errlen);
 
