@@ -57,14 +57,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "out of memory");
     return IDGEN_ENOMEM;
   }
-  char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
-                              &svc->layout, why, sizeof why);
-  if (rc < 0) {
-    snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
-             why[0] ? why : idgen_strerror(rc));
+  idgen__serve_choices choices;
+  int rc = IDGEN_EINVAL;
+  if (idgen__serve_config_parse(cfg, &choices, err, errlen) < 0)
     goto fail;
-  }
+  svc->layout = choices.layout;
+  svc->policy = choices.policy;
   /* A generator's opaque tweak is its name: one key serves several generators, and
    * their opaque IDs still differ. */
   if (cfg->opaque_key_file[0] &&
@@ -72,21 +70,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
                                IDGEN__DEFAULT_GENERATOR, strlen(IDGEN__DEFAULT_GENERATOR),
                                &svc->opaque, err, errlen)) < 0)
     goto fail;
-  rc = idgen_policy_parse(cfg->policy, &svc->policy);
-  if (rc < 0) {
-    snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
-    goto fail;
-  }
-  if (!strcmp(cfg->clock, "mono")) {
-    idgen_clock_mono_init(&svc->mono);
-    svc->clock = &svc->mono.base;
-  } else if (!strcmp(cfg->clock, "wall")) {
+  if (choices.wall_clock) {
     idgen_clock_wall_init(&svc->wall);
     svc->clock = &svc->wall.base;
   } else {
-    rc = IDGEN_EINVAL;
-    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
-    goto fail;
+    idgen_clock_mono_init(&svc->mono);
+    svc->clock = &svc->mono.base;
   }
 
   idgen_gen_config gc;

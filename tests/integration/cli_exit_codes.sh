@@ -9,19 +9,21 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fails=0 cases=0
 
-# expect STATUS ARGS...: idgen ARGS exits STATUS; for 1 and 2, one line on stderr naming
-# the command, and (for 2) nothing on stdout.
+# expect STATUS ARGS...: idgen ARGS exits STATUS (within 60 s); for 2, one line on stderr
+# naming the command and nothing on stdout; for 1, a reason on stderr (idgen serve's is
+# its log's error line, maybe after a warning).
 expect() {
   local want=$1 got=0
   shift
-  "$idgen" "$@" >"$dir/out" 2>"$dir/err" </dev/null || got=$?
+  timeout 60 "$idgen" "$@" >"$dir/out" 2>"$dir/err" </dev/null || got=$?
   cases=$((cases + 1))
   local lines
   lines=$(wc -l <"$dir/err")
   if [[ $got -ne $want ]]; then
     echo "FAIL: idgen $* exited $got, want $want: $(head -c 300 "$dir/err")" >&2
     fails=$((fails + 1))
-  elif [[ $want -ne 0 && ($lines -ne 1 || $(cat "$dir/err") != "idgen"*) ]]; then
+  elif [[ $want -eq 2 && ($lines -ne 1 || $(cat "$dir/err") != "idgen"*) ]] ||
+    [[ $want -eq 1 && $lines -eq 0 ]]; then
     echo "FAIL: idgen $*: want one 'idgen ...' line on stderr, got $lines:" >&2
     head -n 5 "$dir/err" >&2
     fails=$((fails + 1))
@@ -37,6 +39,7 @@ while :; do
   (exec 3<>"/dev/tcp/127.0.0.1/$closed_port") 2>/dev/null || break
 done
 touch "$dir/exists.key"
+echo short >"$dir/short.token"
 printf '1 a 5\n2 a 5\n' >"$dir/dup.history"
 printf 'not a history\n' >"$dir/bad.history"
 
@@ -96,6 +99,30 @@ grep -q 'verdict: FAIL' "$dir/out" || { echo "FAIL: check of a duplicate: $(cat 
 expect 2 bench --bogus
 expect 2 bench --seconds x
 expect 1 bench --seconds 0.1 --json "$dir/missing-dir/out.json"
+# serve: every configuration mistake is found before it listens (2); what only running
+# can tell is a runtime failure (1). Listeners on loopback port 0, never a fixed port.
+state=$dir/state
+serve=(serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$state")
+expect 2 serve --bogus
+expect 2 serve extra
+expect 2 serve --threads x
+expect 2 serve --http bogus
+expect 2 serve --http '' --resp ''
+expect 2 "${serve[@]}" --layout bogus
+expect 2 "${serve[@]}" --policy bogus
+expect 2 "${serve[@]}" --clock bogus
+expect 2 "${serve[@]}" --lease bogus
+expect 2 "${serve[@]}" --lease static
+expect 2 "${serve[@]}" --lease static --worker-id 5000
+expect 2 "${serve[@]}" --lease-ttl 1
+expect 2 "${serve[@]}" --lease k8s --pod-index 5000
+expect 2 "${serve[@]}" --auth-token-file "$dir/missing.token"
+expect 2 "${serve[@]}" --auth-token-file "$dir/short.token"
+expect 2 "${serve[@]}" --opaque-key-file "$dir/missing.key"
+expect 2 "${serve[@]}" --opaque-key-file "$dir/exists.key"
+expect 1 "${serve[@]}" --lease etcd --etcd "http://127.0.0.1:$closed_port" --etcd-timeout 500
+expect 1 serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$dir/exists.key/state"
+expect 1 "${serve[@]}" --log-file "$dir/missing-dir/idgen.log"
 
 if [[ $fails -gt 0 ]]; then
   echo "cli_exit_codes.sh: $fails of $cases cases failed" >&2
