@@ -360,6 +360,7 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
 }
 
 void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
+  idgen__metrics_render_build_info(svc->layout.name, svc->provider, out);
   idgen__metrics_render(svc->shards, svc->nshards, out);
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
@@ -389,19 +390,23 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_worker_id The worker ID held.\n"
       "# TYPE idgen_worker_id gauge\n"
       "idgen_worker_id %" PRIu64 "\n"
-      "# HELP idgen_last_issued_ms Unix ms of the newest time field issued.\n"
-      "# TYPE idgen_last_issued_ms gauge\n"
-      "idgen_last_issued_ms %" PRId64 "\n"
-      "# HELP idgen_cap_ms Unix ms above which nothing is issued (0: no cap).\n"
-      "# TYPE idgen_cap_ms gauge\n"
-      "idgen_cap_ms %" PRId64 "\n"
+      "# HELP idgen_last_issued_timestamp_seconds The newest time field issued, Unix "
+      "seconds.\n"
+      "# TYPE idgen_last_issued_timestamp_seconds gauge\n"
+      "idgen_last_issued_timestamp_seconds %.3f\n"
+      "# HELP idgen_cap_timestamp_seconds The time above which nothing is issued, Unix "
+      "seconds (0: no cap).\n"
+      "# TYPE idgen_cap_timestamp_seconds gauge\n"
+      "idgen_cap_timestamp_seconds %.3f\n"
       "# HELP idgen_ready 1 while /readyz answers 200.\n"
       "# TYPE idgen_ready gauge\n"
       "idgen_ready %d\n",
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
       st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker,
-      st.last_ms, st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, ready);
+      (double)st.last_ms / 1e3, st.cap_ms == IDGEN_NO_CAP ? 0.0 : (double)st.cap_ms / 1e3,
+      ready);
   idgen__metrics_render_open(svc->conns, out);
+  idgen__metrics_render_process(out);
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
   idgen__buf_addf(
@@ -423,11 +428,12 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
       "# TYPE idgen_hwm_writes_total counter\n"
       "idgen_hwm_writes_total %" PRIu64 "\n"
-      "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
-      "# TYPE idgen_hwm_persisted_ms gauge\n"
-      "idgen_hwm_persisted_ms %" PRId64 "\n",
+      "# HELP idgen_hwm_persisted_timestamp_seconds The last HWM persisted (the cap), "
+      "Unix seconds.\n"
+      "# TYPE idgen_hwm_persisted_timestamp_seconds gauge\n"
+      "idgen_hwm_persisted_timestamp_seconds %.3f\n",
       ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.skipped,
-      ks.hwm_writes, ks.hwm_ms);
+      ks.hwm_writes, (double)ks.hwm_ms / 1e3);
   idgen__buf_adds(out, "# HELP idgen_lease_state The lease keeper's state: 1 for the one "
                        "it is in.\n"
                        "# TYPE idgen_lease_state gauge\n");
