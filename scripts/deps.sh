@@ -7,7 +7,8 @@ build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev p
        libh2o-evloop-dev uuid-dev libssl-dev)
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib libpq-dev gnuplot-nox
-      python3-cryptography python3-yaml podman mmdebstrap prometheus python3-prometheus-client)
+      python3-cryptography python3-yaml podman mmdebstrap prometheus python3-prometheus-client
+      chromium)
 bench=(postgresql postgresql-contrib libpq-dev redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client libmariadb-dev valgrind)
 

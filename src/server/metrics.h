@@ -19,6 +19,7 @@ typedef enum idgen__route {
   ROUTE_HEALTHZ,
   ROUTE_READYZ,
   ROUTE_METRICS,
+  ROUTE_STATUS, /* GET /: the status page */
   ROUTE_OTHER,
   ROUTE_COUNT
 } idgen__route;

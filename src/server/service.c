@@ -313,13 +313,17 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
     add_time(out, st.deadline_ns / 1000000);
   idgen__buf_adds(out, ",\"cap\":");
   add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
+  char lease_error[256];
+  idgen_keeper_last_error(svc->keeper, lease_error, sizeof lease_error);
+  idgen__buf_adds(out, ",\"last_error\":");
+  idgen__buf_add_json_str(out, lease_error, strlen(lease_error));
   idgen__buf_adds(out, "},\"hwm\":");
   add_time(out, ks.hwm_ms);
   idgen__buf_addf(out,
-                  ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64
-                  ",\"clock\":{\"source\":\"%s\","
+                  ",\"hwm_ms\":%" PRId64 ",\"hwm_ahead_ms\":%" PRId64 ",\"now_ms\":%" PRId64
+                  ",\"last_ms\":%" PRId64 ",\"clock\":{\"source\":\"%s\","
                   "\"policy\":\"%s\"},\"ready\":%s",
-                  ks.hwm_ms, st.last_ms,
+                  ks.hwm_ms, svc->cfg.lease.ahead_ms, idgen_wall_ns() / 1000000, st.last_ms,
                   svc->clock == &svc->mono.base ? "monotonic anchored to wall" : "wall",
                   idgen_policy_name(svc->policy), ready ? "true" : "false");
   if (!ready) {
