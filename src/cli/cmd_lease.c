@@ -117,14 +117,7 @@ int idgen__cmd_lease(int argc, char **argv) {
   if (rc)
     return cli_error(CLI_FAILED, "lease", "%s", err);
 
-  char line[512];
-  idgen_lease_describe(lease, line, sizeof line);
-  printf("provider: %s\n", line);
-  int64_t maxerr = 0;
-  int sync = idgen_ntp_synced(&maxerr);
-  printf("ntp: %s\n", sync == 1   ? "synchronised (adjtimex)"
-                      : sync == 0 ? "NOT synchronised (adjtimex)"
-                                  : "unknown (adjtimex failed)");
+  /* The holders first: a failure prints nothing on stdout. */
   size_t cap = max_worker + 1 < 4096 ? (size_t)max_worker + 1 : 4096, count = 0;
   idgen_lease_holder *hs = calloc(cap, sizeof *hs);
   if (!hs) {
@@ -138,6 +131,14 @@ int idgen__cmd_lease(int argc, char **argv) {
     idgen_lease_free(lease);
     return CLI_FAILED;
   }
+  char line[512];
+  idgen_lease_describe(lease, line, sizeof line);
+  printf("provider: %s\n", line);
+  int64_t maxerr = 0;
+  int sync = idgen_ntp_synced(&maxerr);
+  printf("ntp: %s\n", sync == 1   ? "synchronised (adjtimex)"
+                      : sync == 0 ? "NOT synchronised (adjtimex)"
+                                  : "unknown (adjtimex failed)");
   printf("holders: %zu\n", count);
   if (count)
     printf("%-7s %-5s %-20s %-8s %-24s %-9s %s\n", "worker", "live", "host", "pid", "hwm",
