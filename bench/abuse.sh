@@ -44,6 +44,8 @@ done
 ulimit -n $((conns * 2 + 200)) 2>/dev/null || { echo "bench/abuse.sh: cannot raise ulimit -n for $conns connections" >&2; exit 1; }
 
 work=$(mktemp -d /tmp/idgen-bench-abuse.XXXXXX)
+# Worker IDs are claimed host-wide per namespace: one of this run's own.
+export IDGEN_NAMESPACE=${IDGEN_NAMESPACE:-bench-abuse-$$}
 pid=""
 cleanup() {
   [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null

@@ -8,6 +8,7 @@
 
 bl_pids=()     # servers we started, stopped in reverse order
 bl_pg_dirs=()  # PostgreSQL clusters, stopped through scripts/pg-cluster.sh
+bl_mdb_dirs=() # MariaDB servers, stopped through scripts/mariadb-cluster.sh
 bl_tmp=""
 bl_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -64,6 +65,7 @@ bl_require() {
 bl_cleanup() {
   local i pid d
   for d in "${bl_pg_dirs[@]}"; do "$bl_src/scripts/pg-cluster.sh" stop "$d" || true; done
+  for d in "${bl_mdb_dirs[@]}"; do "$bl_src/scripts/mariadb-cluster.sh" stop "$d" || true; done
   for ((i = ${#bl_pids[@]} - 1; i >= 0; i--)); do
     pid=${bl_pids[i]}
     kill -TERM "$pid" 2>/dev/null || continue
@@ -175,26 +177,14 @@ EOF
   bl_wait_port "$nginx_port" "$nginx_pid" || { cat "$d/error.log" >&2; bl_die "nginx did not start"; }
 }
 
-# bl_start_mariadb NAME [mariadbd options]: a MariaDB server with its own datadir, on a free
-# loopback port, no grant tables (root, no password), database `test`. Sets mdb_pid, mdb_port.
-bl_start_mariadb() {
-  local name=$1 d="$bl_tmp/$1" user=()
-  shift
-  mkdir -p "$d"
-  [[ $(id -u) -eq 0 ]] && user=(--user=root)
-  mariadb-install-db --no-defaults --datadir="$d/data" "${user[@]}" --skip-test-db \
-    --auth-root-authentication-method=normal >"$d/install.log" 2>&1 ||
-    { cat "$d/install.log" >&2; bl_die "mariadb-install-db failed"; }
-  mdb_port=$(bl_free_port)
-  mariadbd --no-defaults --datadir="$d/data" "${user[@]}" --bind-address=127.0.0.1 \
-    --port="$mdb_port" --socket="$d/sock" --pid-file="$d/pid" --log-error="$d/error.log" \
-    --skip-grant-tables --skip-name-resolve --innodb-buffer-pool-size=32M \
-    --max-connections=500 "$@" >"$d/stderr.log" 2>&1 &
-  mdb_pid=$!
-  bl_pids+=("$mdb_pid")
-  bl_wait_port "$mdb_port" "$mdb_pid" || { cat "$d/error.log" >&2; bl_die "mariadbd $name did not start"; }
-  mariadb --no-defaults -h 127.0.0.1 -P "$mdb_port" -u root -e "CREATE DATABASE IF NOT EXISTS test" ||
-    bl_die "mariadb $name: cannot create the database"
+# bl_start_ticket_servers: Flickr's two ticket servers (scripts/mariadb-cluster.sh): MariaDB
+# with auto_increment_increment 2 and offsets 1 and 2, database `test`. Sets mdb1, mdb2 (ports).
+bl_start_ticket_servers() {
+  local eps
+  eps=$("$bl_src/scripts/mariadb-cluster.sh" start "$bl_tmp/mariadb" 2) || bl_die "MariaDB did not start"
+  bl_mdb_dirs+=("$bl_tmp/mariadb")
+  mdb1=${eps%%,*} mdb2=${eps##*,}
+  mdb1=${mdb1##*:} mdb2=${mdb2##*:}
 }
 
 # bl_start_pg [SETTING=VALUE ...]: a PostgreSQL cluster (scripts/pg-cluster.sh). Sets pg_port.

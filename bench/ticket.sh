@@ -104,10 +104,7 @@ for c in 1 8; do
 done
 
 # --- MariaDB: the Flickr ticket server -----------------------------------------------------
-bl_start_mariadb mdb1 --auto-increment-increment=2 --auto-increment-offset=1
-mdb1=$mdb_port
-bl_start_mariadb mdb2 --auto-increment-increment=2 --auto-increment-offset=2
-mdb2=$mdb_port
+bl_start_ticket_servers
 bl_log "mariadbd on ports $mdb1 and $mdb2"
 for p in "$mdb1" "$mdb2"; do
   mariadb --no-defaults -h 127.0.0.1 -P "$p" -u root test -e "

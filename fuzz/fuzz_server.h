@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/api.h"
 #include "server/config.h"
@@ -32,10 +33,13 @@ static void fuzz_server_init(void) {
   FILE *f = fopen(key, "w");
   if (!f || fputs("000102030405060708090a0b0c0d0e0f\n", f) < 0 || fclose(f) != 0)
     abort();
+  /* Worker IDs are claimed host-wide per namespace: one of this process's own. */
+  char ns[64];
+  snprintf(ns, sizeof ns, "fuzz-%ld", (long)getpid());
   char *argv[] = {"serve", "--policy",    "logical", "--max-count",
                   "64",    "--lease",     "static",  "--worker-id",
                   "7",     "--state-dir", dir,       "--opaque-key-file",
-                  key,     NULL};
+                  key,     "--namespace", ns,        NULL};
   char err[256];
   if (idgen__serve_config_load(&cfg, (int)(sizeof argv / sizeof argv[0]) - 1, argv, stderr,
                                err, sizeof err) != IDGEN_CONFIG_SERVE)

@@ -4,13 +4,13 @@
 set -euo pipefail
 
 build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev python3 help2man
-       libh2o-evloop-dev uuid-dev libssl-dev)
+       libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev)
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
-      procps iproute2 nodejs jq postgresql postgresql-contrib libpq-dev gnuplot-nox
-      python3-cryptography python3-yaml podman mmdebstrap prometheus python3-prometheus-client
-      chromium)
-bench=(postgresql postgresql-contrib libpq-dev redis-server redis-tools nginx-light wrk gnuplot-nox
-       mariadb-server mariadb-client libmariadb-dev valgrind)
+      procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
+      mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
+      python3-prometheus-client chromium)
+bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
+       mariadb-server mariadb-client valgrind)
 
 want=()
 for group in "$@"; do

@@ -41,7 +41,8 @@ extern "C" {
   X(ECONFLICT, -1042, "lost a race for a worker ID")                                       \
   X(EPROTO, -1043, "unexpected reply from the coordination service")                       \
   X(ECLOCKSKEW, -1044, "local clock disagrees with the fleet")                             \
-  X(ETIMEDOUT, -1045, "timed out")
+  X(ETIMEDOUT, -1045, "timed out")                                                         \
+  X(EBACKEND, -1050, "segment backend unavailable and no buffered numbers left")
 
 enum {
 #define IDGEN_ERROR_ENUM(name, value, text) IDGEN_##name = (value),

@@ -61,6 +61,7 @@ int idgen__cmd_check(int argc, char **argv);
 int idgen__cmd_decode(int argc, char **argv);
 int idgen__cmd_collide(int argc, char **argv);
 int idgen__cmd_serve(int argc, char **argv);
+int idgen__cmd_segment(int argc, char **argv);
 int idgen__cmd_opaque(int argc, char **argv);
 
 #endif

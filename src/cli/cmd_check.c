@@ -1,5 +1,7 @@
 /* cmd_check.c: `idgen check`: reads the IDs clients recorded and decides whether any
- * was issued twice or out of order. A radix sort finds duplicates: 10^8 IDs in seconds. */
+ * was issued twice or out of order: Snowflake IDs (per worker), or with --integers the
+ * plain numbers of segment sequences (per name and process). A radix sort finds
+ * duplicates: 10^8 IDs in seconds. */
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #define SHOW_DUPLICATES 10
 #define MAX_ERROR_KINDS 64
 #define MAX_REPLICA 64
+#define MAX_NAMES 256 /* --integers: sequences per run */
 
 typedef struct history {
   const char *path;
@@ -29,13 +32,32 @@ typedef struct error_kind {
   uint64_t count;
 } error_kind;
 
+/* The IDs of one name (--integers), or of all (Snowflake: one pool, name ""). */
+typedef struct pool {
+  char name[MAX_REPLICA + 1];
+  uint64_t *ids;
+  size_t n, cap;
+} pool;
+
+/* --integers: the newest number one process handed out for one name, in a history. */
+typedef struct last_number {
+  const char *process;
+  size_t process_len;
+  int pool;
+  uint64_t last;
+} last_number;
+
 typedef struct checker {
   idgen_layout layout;
-  uint64_t *ids; /* every ID of every history */
-  size_t nids, cap;
+  int integers;
+  pool pools[MAX_NAMES];
+  int npools;
+  size_t nids;
   error_kind kinds[MAX_ERROR_KINDS];
   int nkinds;
   uint64_t *last_by_worker; /* per history: newest ID seen from each worker */
+  last_number *lasts;       /* --integers, per history */
+  size_t nlasts, lasts_cap, last_hit;
   int json;
 } checker;
 
@@ -73,17 +95,58 @@ static int split(const char *p, const char *end, line *out) {
   return 1;
 }
 
-static int push_id(checker *c, uint64_t id) {
-  if (c->nids == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 1 << 20;
-    uint64_t *ids = realloc(c->ids, cap * sizeof *ids);
+static int push_id(checker *c, int pool_index, uint64_t id) {
+  pool *p = &c->pools[pool_index];
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 1 << 16;
+    uint64_t *ids = realloc(p->ids, cap * sizeof *ids);
     if (!ids)
       return IDGEN_ENOMEM;
-    c->ids = ids;
-    c->cap = cap;
+    p->ids = ids;
+    p->cap = cap;
   }
-  c->ids[c->nids++] = id;
+  p->ids[p->n++] = id;
+  c->nids++;
   return 0;
+}
+
+/* The pool of a name (created on first sight; at most MAX_REPLICA bytes, as segment
+ * names are); IDGEN_ERANGE past MAX_NAMES. */
+static int pool_of(checker *c, const char *name, size_t len) {
+  for (int i = 0; i < c->npools; i++)
+    if (strlen(c->pools[i].name) == len && !memcmp(c->pools[i].name, name, len))
+      return i;
+  if (c->npools == MAX_NAMES)
+    return IDGEN_ERANGE;
+  pool *p = &c->pools[c->npools];
+  memcpy(p->name, name, len);
+  p->name[len] = '\0';
+  return c->npools++;
+}
+
+/* --integers: the slot that keeps the newest number of (process, pool) in the current
+ * history. Lines of one process come in runs, so the last slot found is tried first. */
+static last_number *last_of(checker *c, const char *process, size_t len, int pool_index) {
+  for (size_t k = 0; k < c->nlasts; k++) {
+    size_t i = (c->last_hit + k) % c->nlasts;
+    last_number *l = &c->lasts[i];
+    if (l->pool == pool_index && l->process_len == len &&
+        !memcmp(l->process, process, len)) {
+      c->last_hit = i;
+      return l;
+    }
+  }
+  if (c->nlasts == c->lasts_cap) {
+    size_t cap = c->lasts_cap ? c->lasts_cap * 2 : 64;
+    last_number *ls = realloc(c->lasts, cap * sizeof *ls);
+    if (!ls)
+      return NULL;
+    c->lasts = ls;
+    c->lasts_cap = cap;
+  }
+  c->last_hit = c->nlasts;
+  c->lasts[c->nlasts] = (last_number){process, len, pool_index, 0};
+  return &c->lasts[c->nlasts++];
 }
 
 static void count_error(checker *c, const char *kind, size_t len) {
@@ -122,6 +185,7 @@ static void json_text(FILE *out, const char *s) {
 static int scan(checker *c, history *h) {
   size_t workers = (size_t)idgen_layout_max_worker(&c->layout) + 1;
   memset(c->last_by_worker, 0, workers * sizeof *c->last_by_worker);
+  c->nlasts = 0;
   int64_t last_ok_ms = -1, first_error_ms = -1, last_error_ms = -1;
   const char *p = h->text, *end = h->text + h->len;
   while (p < end) {
@@ -148,22 +212,40 @@ static int scan(checker *c, history *h) {
       continue;
     }
     uint64_t id;
-    idgen_parts parts;
     if (idgen_id_parse(l.third, l.third_len, IDGEN_FORMAT_DECIMAL, NULL, &id) < 0 ||
-        idgen_decompose(&c->layout, id, &parts) < 0) {
+        (c->integers && l.fourth_len > MAX_REPLICA)) {
       h->bad_lines++;
       continue;
     }
-    int rc = push_id(c, id);
+    uint64_t *last;
+    int pool_index = 0;
+    if (c->integers) {
+      /* A segment generator's numbers rise strictly within one process, per name. */
+      pool_index = l.fourth ? pool_of(c, l.fourth, l.fourth_len) : pool_of(c, "", 0);
+      if (pool_index < 0)
+        return pool_index;
+      last_number *ln = last_of(c, l.replica, l.replica_len, pool_index);
+      if (!ln)
+        return IDGEN_ENOMEM;
+      last = &ln->last;
+    } else {
+      /* One holder's IDs rise in the order this client received them; a new holder of
+       * the worker ID starts above the old one's high-water mark, so they still rise. */
+      idgen_parts parts;
+      if (idgen_decompose(&c->layout, id, &parts) < 0) {
+        h->bad_lines++;
+        continue;
+      }
+      last = &c->last_by_worker[parts.worker];
+    }
+    int rc = push_id(c, pool_index, id);
     if (rc < 0)
       return rc;
     h->ids++;
-    /* One holder's IDs rise in the order this client received them; a new holder of
-     * the worker ID starts above the old one's high-water mark, so they still rise. */
-    if (id <= c->last_by_worker[parts.worker] && c->last_by_worker[parts.worker])
+    if (id <= *last && *last)
       h->order_violations++;
     else
-      c->last_by_worker[parts.worker] = id;
+      *last = id;
     if (last_ok_ms >= 0 && l.ms - last_ok_ms > h->longest_gap_ms)
       h->longest_gap_ms = l.ms - last_ok_ms;
     if (first_error_ms >= 0) {
@@ -219,8 +301,10 @@ static int radix_sort(uint64_t *a, size_t n) {
   return 0;
 }
 
-/* For a duplicated ID, which files and replicas have it (a second, rare pass). */
-static void describe_duplicate(const history *hs, int nh, uint64_t id, FILE *out) {
+/* For a duplicated ID, which files and replicas have it (a second, rare pass); name
+ * (--integers) limits it to the lines of one sequence. */
+static void describe_duplicate(const history *hs, int nh, uint64_t id, const char *name,
+                               FILE *out) {
   char want[24];
   int wlen = snprintf(want, sizeof want, "%llu", (unsigned long long)id);
   int shown = 0;
@@ -232,7 +316,10 @@ static void describe_duplicate(const history *hs, int nh, uint64_t id, FILE *out
         eol = end;
       line l;
       if (split(p, eol, &l) && l.third_len == (size_t)wlen &&
-          !memcmp(l.third, want, l.third_len)) {
+          !memcmp(l.third, want, l.third_len) &&
+          (!name ||
+           (l.fourth ? l.fourth_len == strlen(name) && !memcmp(l.fourth, name, l.fourth_len)
+                     : !*name))) {
         fprintf(out, "%s %s replica %.*s at %lld ms", shown ? "," : " from", hs[f].path,
                 (int)(l.replica_len < MAX_REPLICA ? l.replica_len : MAX_REPLICA), l.replica,
                 (long long)l.ms);
@@ -246,7 +333,7 @@ static void describe_duplicate(const history *hs, int nh, uint64_t id, FILE *out
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: idgen check [--layout L] [--json] HISTORY...\n"
+      "usage: idgen check [--layout L | --integers] [--json] HISTORY...\n"
       "\n"
       "Reads histories recorded by clients, one file per client, one line per event:\n"
       "  <unix ms received> <replica> <id>          an ID received (decimal)\n"
@@ -258,16 +345,28 @@ static void usage(FILE *out) {
       "the order each client received them), each client's longest unavailability (from\n"
       "its last ID before an error to its next ID) and the errors by kind. Duplicates\n"
       "are found by radix-sorting every ID.\n"
+      "\n"
+      "With --integers the IDs are the plain numbers of segment sequences, and an ID line\n"
+      "may name its sequence:\n"
+      "  <unix ms received> <process> <number> [<name>]\n"
+      "Numbers must be unique per name (no name: one unnamed sequence), and rise within\n"
+      "each history per (process, name): <process> must name one server process (a\n"
+      "restarted server is a new process), as a segment generator's numbers rise only\n"
+      "within one process. Snowflake IDs are the default; the two are not told apart\n"
+      "by their digits, so the mode is chosen, never guessed.\n"
+      "\n"
       "Exit status: 0 no duplicate and no ordering violation, 1 otherwise, 2 bad usage\n"
       "or an unreadable or malformed history.\n"
       "\n"
       "  -l, --layout L   the layout of the IDs, to read worker IDs (default snowflake)\n"
+      "  -i, --integers   the IDs are segment numbers (see above), not Snowflake IDs\n"
       "  -j, --json       print the report as one JSON object\n",
       SHOW_DUPLICATES);
 }
 
 int idgen__cmd_check(int argc, char **argv) {
   static const struct option options[] = {{"layout", required_argument, NULL, 'l'},
+                                          {"integers", no_argument, NULL, 'i'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
@@ -276,10 +375,13 @@ int idgen__cmd_check(int argc, char **argv) {
   const char *spec = NULL;
   int opt;
   opterr = 0;
-  while ((opt = getopt_long(argc, argv, ":l:jh", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":l:ijh", options, NULL)) != -1) {
     switch (opt) {
     case 'l':
       spec = optarg;
+      break;
+    case 'i':
+      c.integers = 1;
       break;
     case 'j':
       c.json = 1;
@@ -299,6 +401,9 @@ int idgen__cmd_check(int argc, char **argv) {
   char err[160];
   if (cli_layout(spec, &c.layout, err, sizeof err) < 0)
     return cli_error(CLI_USAGE, "check", "%s", err);
+  if (spec && c.integers)
+    return cli_error(CLI_USAGE, "check", "--layout and --integers do not go together");
+  pool_of(&c, "", 0); /* Snowflake IDs: one pool */
 
   int nh = argc - optind, status = CLI_OK;
   history *hs = calloc((size_t)nh, sizeof *hs);
@@ -332,7 +437,11 @@ int idgen__cmd_check(int argc, char **argv) {
       h->text = map;
     }
     close(fd);
-    if (scan(&c, h) < 0)
+    int rc = scan(&c, h);
+    if (rc == IDGEN_ERANGE)
+      status = cli_error(CLI_USAGE, "check", "'%s': more than %d sequence names", h->path,
+                         MAX_NAMES);
+    else if (rc < 0)
       status = cli_error(CLI_FAILED, "check", "out of memory");
     else if (h->bad_lines)
       status = cli_error(CLI_USAGE, "check", "'%s': %llu malformed lines", h->path,
@@ -340,18 +449,21 @@ int idgen__cmd_check(int argc, char **argv) {
   }
 
   uint64_t dups = 0, violations = 0, errors = 0, dup_shown[SHOW_DUPLICATES];
-  int nshown = 0;
-  if (status == CLI_OK) {
-    if (radix_sort(c.ids, c.nids) < 0) {
+  int dup_pool[SHOW_DUPLICATES], nshown = 0;
+  for (int k = 0; k < c.npools && status == CLI_OK; k++) {
+    const pool *p = &c.pools[k];
+    if (radix_sort(p->ids, p->n) < 0) {
       status = cli_error(CLI_FAILED, "check", "out of memory");
-    } else {
-      for (size_t i = 1; i < c.nids; i++)
-        if (c.ids[i] == c.ids[i - 1]) {
-          dups++;
-          if (nshown < SHOW_DUPLICATES && (i < 2 || c.ids[i - 2] != c.ids[i]))
-            dup_shown[nshown++] = c.ids[i];
-        }
+      break;
     }
+    for (size_t i = 1; i < p->n; i++)
+      if (p->ids[i] == p->ids[i - 1]) {
+        dups++;
+        if (nshown < SHOW_DUPLICATES && (i < 2 || p->ids[i - 2] != p->ids[i])) {
+          dup_pool[nshown] = k;
+          dup_shown[nshown++] = p->ids[i];
+        }
+      }
   }
   if (status == CLI_OK) {
     for (int f = 0; f < nh; f++) {
@@ -389,10 +501,17 @@ int idgen__cmd_check(int argc, char **argv) {
       for (int i = 0; i < c.nkinds; i++)
         fprintf(out, "  error %s: %llu\n", c.kinds[i].name,
                 (unsigned long long)c.kinds[i].count);
+      for (int k = 0; c.integers && k < c.npools; k++)
+        fprintf(out, "  sequence %s: %zu numbers\n",
+                c.pools[k].name[0] ? c.pools[k].name : "-", c.pools[k].n);
       fprintf(out, "duplicates: %llu\n", (unsigned long long)dups);
       for (int i = 0; i < nshown; i++) {
         fprintf(out, "  %llu", (unsigned long long)dup_shown[i]);
-        describe_duplicate(hs, nh, dup_shown[i], out);
+        if (c.integers)
+          fprintf(out, " of %s",
+                  c.pools[dup_pool[i]].name[0] ? c.pools[dup_pool[i]].name : "-");
+        describe_duplicate(hs, nh, dup_shown[i],
+                           c.integers ? c.pools[dup_pool[i]].name : NULL, out);
         fputc('\n', out);
       }
       fprintf(out, "ordering violations: %llu\n", (unsigned long long)violations);
@@ -411,7 +530,9 @@ int idgen__cmd_check(int argc, char **argv) {
     if (hs[f].text)
       munmap((void *)hs[f].text, hs[f].len);
   free(hs);
-  free(c.ids);
+  for (int k = 0; k < c.npools; k++)
+    free(c.pools[k].ids);
+  free(c.lasts);
   free(c.last_by_worker);
   return status;
 }

@@ -15,6 +15,7 @@ static const cli_command commands[] = {
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"collide", idgen__cmd_collide, "chance that a scheme's IDs collide at a rate"},
     {"lease", idgen__cmd_lease, "show what a worker-ID provider would claim, and holders"},
+    {"segment", idgen__cmd_segment, "create a segment sequence, or take numbers from it"},
     {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
 };

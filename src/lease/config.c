@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/core_internal.h"
+#include "lease/etcd_http.h"
 #include "lease/lease_internal.h"
 
 void idgen_lease_config_init(idgen_lease_config *c) {
@@ -110,32 +111,9 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
 
 static int set_endpoints(idgen_lease_config *c, const char *value, char *err,
                          size_t errlen) {
-  char buf[IDGEN_LEASE_PATH_MAX * 2];
-  if (strlen(value) >= sizeof buf)
-    return fail(err, errlen, "--etcd: too long");
-  snprintf(buf, sizeof buf, "%s", value);
-  int n = 0;
-  char *save = NULL;
-  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    while (*tok == ' ')
-      tok++;
-    if (!*tok)
-      continue;
-    if (n == IDGEN_LEASE_ENDPOINTS_MAX)
-      return fail(err, errlen, "--etcd: more than %d endpoints", IDGEN_LEASE_ENDPOINTS_MAX);
-    if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
-      return fail(err, errlen, "--etcd: '%s' is not an http:// or https:// URL", tok);
-    size_t len = strlen(tok);
-    while (len && tok[len - 1] == '/')
-      tok[--len] = '\0';
-    if (len >= IDGEN_LEASE_PATH_MAX)
-      return fail(err, errlen, "--etcd: URL too long");
-    memcpy(c->endpoints[n], tok, len + 1);
-    n++;
-  }
-  if (n == 0)
-    return fail(err, errlen, "--etcd: no endpoint given");
-  c->nendpoints = n;
+  char why[IDGEN_LEASE_WHY_MAX];
+  if (idgen__etcd_endpoints_parse(value, c->endpoints, &c->nendpoints, why, sizeof why))
+    return fail(err, errlen, "--etcd: %s", why);
   return 0;
 }
 

@@ -1,23 +1,18 @@
 /* etcd.c: the etcd provider: worker IDs as keys under a lease, the HWM as a persistent
- * key written only while our worker key still carries our lease; libcurl, failover. */
+ * key written only while our worker key still carries our lease (HTTP in etcd_http.c). */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
-
+#include "lease/etcd_http.h"
 #include "lease/etcd_json.h"
 #include "core/core_internal.h"
 #include "lease/lease_internal.h"
 
 typedef struct etcd_lease {
   idgen_lease base;
-  CURL *curl;
-  char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX];
-  int neps, cur;
-  int64_t timeout_ms;
+  idgen__etcd_http http;
   char ns[IDGEN_LEASE_NAME_MAX];
   uint64_t max_worker;
   int64_t ttl_s;
@@ -29,9 +24,9 @@ typedef struct etcd_lease {
   int held;
   uint64_t fork_gen; /* the fork generation when it was opened */
   uint64_t worker;
-  /* the last reply */
-  char *body;
-  size_t len, cap;
+  /* the last reply, as post() left it (owned by http) */
+  const char *body;
+  size_t len;
   long status;
 } etcd_lease;
 
@@ -44,79 +39,18 @@ static int refuse_in_child(etcd_lease *e) {
                     "this provider was opened by the parent process: open a new one");
 }
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
+static void observe(void *ctx, int64_t ns) {
+  idgen__lease_observe(ctx, ns);
 }
 
-static size_t on_data(char *p, size_t size, size_t n, void *ud) {
-  etcd_lease *e = ud;
-  size_t add = size * n;
-  if (e->len + add + 1 > e->cap) {
-    size_t cap = (e->len + add + 1) * 2;
-    char *b = realloc(e->body, cap);
-    if (!b)
-      return 0;
-    e->body = b;
-    e->cap = cap;
-  }
-  memcpy(e->body + e->len, p, add);
-  e->len += add;
-  e->body[e->len] = '\0';
-  return add;
-}
-
-/* POSTs body to path on the current endpoint, failing over to the others on transport
- * errors and on 5xx replies (a member without quorum). 0 with e->body/len/status set,
- * or IDGEN_EUNAVAIL with why(). */
+/* POSTs body to path (failing over, see idgen__etcd_http_post): 0 with e->body/len/
+ * status set, or IDGEN_EUNAVAIL with why(). */
 static int post(etcd_lease *e, const char *path, const char *body) {
-  if (!body)
-    return idgen__why(&e->base, IDGEN_ENOMEM, "out of memory");
-  char url[IDGEN_LEASE_PATH_MAX + 64];
-  char first_err[IDGEN_LEASE_WHY_MAX] = "";
-  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-  int rc = IDGEN_EUNAVAIL;
-  for (int k = 0; k < e->neps; k++) {
-    int i = (e->cur + k) % e->neps;
-    snprintf(url, sizeof url, "%s%s", e->eps[i], path);
-    e->len = 0;
-    if (e->body)
-      e->body[0] = '\0';
-    curl_easy_setopt(e->curl, CURLOPT_URL, url);
-    curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
-    curl_easy_setopt(e->curl, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)(e->timeout_ms < 2000 ? e->timeout_ms : 2000));
-    int64_t sent_ns = idgen_monotonic_ns();
-    CURLcode cc = curl_easy_perform(e->curl);
-    idgen__lease_observe(&e->base, idgen_monotonic_ns() - sent_ns);
-    if (cc != CURLE_OK) {
-      if (!first_err[0])
-        snprintf(first_err, sizeof first_err, "etcd %.160s: %s", e->eps[i],
-                 curl_easy_strerror(cc));
-      continue;
-    }
-    curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &e->status);
-    if (e->status >= 500) {
-      char msg[160] = "";
-      idgen__etcd_error(e->body ? e->body : "", e->len, NULL, msg, sizeof msg);
-      if (!first_err[0])
-        snprintf(first_err, sizeof first_err, "etcd %.160s: HTTP %ld %.60s", e->eps[i],
-                 e->status, msg);
-      continue;
-    }
-    e->cur = i;
-    if (!e->body)
-      on_data((char *)"", 0, 0, e);
-    rc = 0;
-    break;
-  }
-  curl_slist_free_all(hdr);
-  if (rc)
-    idgen__why(&e->base, rc, "%s%s", first_err,
-               e->neps > 1 ? " (and every other endpoint failed too)" : "");
-  return rc;
+  int rc = idgen__etcd_http_post(&e->http, path, body);
+  e->body = e->http.body;
+  e->len = e->http.len;
+  e->status = e->http.status;
+  return rc ? idgen__why(&e->base, rc, "%s", e->http.why) : 0;
 }
 
 static int post_free(etcd_lease *e, const char *path, char *body) {
@@ -510,23 +444,23 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
   free(kvs);
   if (w < 0)
     snprintf(out, outlen, "etcd %s: namespace '%s', TTL %lld s, all %llu worker IDs taken",
-             e->eps[e->cur], e->ns, (long long)e->ttl_s,
+             idgen__etcd_http_endpoint(&e->http), e->ns, (long long)e->ttl_s,
              (unsigned long long)e->max_worker + 1);
   else
     snprintf(out, outlen,
              "etcd %s: namespace '%s', TTL %lld s, would claim worker ID %llu of 0-%llu "
              "(%zu held)",
-             e->eps[e->cur], e->ns, (long long)e->ttl_s, (unsigned long long)w,
-             (unsigned long long)e->max_worker, n);
+             idgen__etcd_http_endpoint(&e->http), e->ns, (long long)e->ttl_s,
+             (unsigned long long)w, (unsigned long long)e->max_worker, n);
 }
 
 static void etcd_free(idgen_lease *l) {
   etcd_lease *e = (etcd_lease *)l;
   /* In a forked child the handle's connections are the parent's: closing them could
    * send on them (a TLS close_notify), so the child leaves the handle be. */
-  if (e->curl && !idgen__lease_forked(e->fork_gen))
-    curl_easy_cleanup(e->curl);
-  free(e->body);
+  if (idgen__lease_forked(e->fork_gen))
+    e->http.curl = NULL;
+  idgen__etcd_http_free(&e->http);
   free(e);
 }
 
@@ -536,26 +470,18 @@ static const idgen_lease_class etcd_class = {"etcd",         etcd_acquire, etcd_
 
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
                           uint64_t max_worker, char *err, size_t errlen) {
-  pthread_once(&curl_once, curl_init_once);
   etcd_lease *e = calloc(1, sizeof *e);
   if (!e)
     return IDGEN_ENOMEM;
   e->base.vtable = &etcd_class;
   idgen__fork_watch();
   e->fork_gen = idgen__fork_generation();
-  e->curl = curl_easy_init();
-  if (!e->curl) {
+  if (idgen__etcd_http_init(&e->http, c->endpoints, c->nendpoints, c->request_timeout_ms)) {
     free(e);
     return IDGEN_ENOMEM;
   }
-  curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, e);
-  curl_easy_setopt(e->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  for (int i = 0; i < c->nendpoints; i++)
-    memcpy(e->eps[i], c->endpoints[i], sizeof e->eps[i]);
-  e->neps = c->nendpoints;
-  e->timeout_ms = c->request_timeout_ms;
+  e->http.observe = observe;
+  e->http.observe_ctx = &e->base;
   snprintf(e->ns, sizeof e->ns, "%s", c->ns);
   e->max_worker = max_worker;
   e->ttl_s = c->ttl_ms / 1000;
@@ -566,7 +492,7 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   int rc = post(e, "/v3/maintenance/status", "{}");
   if (!rc && e->status != 200)
     rc = idgen__why(&e->base, IDGEN_EUNAVAIL, "etcd %s: HTTP %ld for the status call",
-                    e->eps[e->cur], e->status);
+                    idgen__etcd_http_endpoint(&e->http), e->status);
   if (rc) {
     if (err && errlen)
       snprintf(err, errlen, "%s", e->base.why);

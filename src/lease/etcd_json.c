@@ -188,6 +188,15 @@ char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
                         b64_string(value, strlen(value))));
 }
 
+char *idgen__etcd_cas_body(const char *key, int64_t mod_revision, const char *value) {
+  return dump(json_pack("{s[{sossssso}]s[{s{soso}}]s[{s{so}}]}", "compare", "key",
+                        b64_string(key, strlen(key)), "target", "MOD", "result", "EQUAL",
+                        "mod_revision", id_string(mod_revision), "success", "request_put",
+                        "key", b64_string(key, strlen(key)), "value",
+                        b64_string(value, strlen(value)), "failure", "request_range", "key",
+                        b64_string(key, strlen(key))));
+}
+
 /* ---- replies ----------------------------------------------------------------------- */
 
 char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id) {

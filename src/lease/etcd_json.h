@@ -40,6 +40,10 @@ char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
 /* Fenced delete: if lease(worker_key) == lease_id, delete worker_key. */
 char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id);
 
+/* Compare-and-swap: if mod_revision(key) == mod_revision (0: the key does not exist),
+ * put key = value; otherwise read key (the failure branch's response 0). */
+char *idgen__etcd_cas_body(const char *key, int64_t mod_revision, const char *value);
+
 /* A gateway error ({"error":..,"code":N,"message":..}): returns 1 and fills code (may
  * be NULL) and message; 0 when the body is not an error. */
 int idgen__etcd_error(const char *body, size_t len, int *code, char *msg, size_t msglen);

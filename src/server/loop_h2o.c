@@ -27,12 +27,13 @@
 /* How long a closing connection drains what the client still sends. */
 #define LINGER_MS 1000
 /* A read that brings fewer bytes than this to an unfinished request pauses reading, for
- * 1 ms, then 2, 4, 8 and 16 ms while the same request keeps trickling in: a request sent
- * a few bytes per packet then costs a wakeup per pause, not one per packet (a wakeup
- * costs ~5 us of CPU here, whatever the parser does). Clients send a request in one
- * write: only a trickle waits. */
+ * 1 ms, then 2, 4, ... up to 64 ms while the same request keeps trickling in: a request
+ * sent a few bytes per packet then costs a wakeup per pause, not one per packet (a
+ * wakeup costs 5 us of CPU here when the thread is busy, far more when it slept,
+ * whatever the parser does). Clients send a request in one write: only a trickle
+ * waits. */
 #define TRICKLE_BYTES 64
-#define TRICKLE_STEPS 5
+#define TRICKLE_STEPS 7
 
 typedef struct conn conn;
 
@@ -53,7 +54,7 @@ struct idgen__net {
   _Atomic uint64_t *conns[LISTENER_COUNT]; /* open, every thread together */
   size_t max_input[LISTENER_COUNT];        /* the most one request may need */
   h2o_timeout_t header_timeout, idle_timeout, auth_timeout, linger_timeout;
-  h2o_timeout_t trickle_pause[TRICKLE_STEPS]; /* 1, 2, 4, 8, 16 ms */
+  h2o_timeout_t trickle_pause[TRICKLE_STEPS]; /* 1, 2, 4, ... 64 ms */
   char *scratch; /* reads land here while no request is unfinished */
   size_t scratch_len;
   idgen__buf out; /* responses are built here, then sent */

@@ -63,4 +63,25 @@ status=0
 status=0
 "$idgen" check "$dir/missing.log" > "$dir/out" 2>&1 || status=$?
 [[ $status -eq 2 ]] || fail "missing file: exit $status"
+# --integers: segment numbers are unique per name (the same number in two names is
+# fine) and rise within one history per (process, name), not across processes.
+printf '1 p1 1 orders\n2 p1 2 orders\n3 p2 7 orders\n4 p1 1 events\n5 p1 4 orders\n' > "$dir/i1.log"
+printf '1 p3 5 orders\n2 p3 2 events\n3 p3 6 orders\n4 p1 1\n' > "$dir/i2.log"
+"$idgen" check --integers "$dir/i1.log" "$dir/i2.log" > "$dir/out" || fail "integers: $(cat "$dir/out")"
+grep -q '^  sequence orders: 6 numbers$' "$dir/out" || fail "integers: per-name count: $(cat "$dir/out")"
+grep -q '^  sequence -: 1 numbers$' "$dir/out" || fail "integers: unnamed sequence: $(cat "$dir/out")"
+printf '9 p4 7 orders\n' > "$dir/i3.log" # p2 had 7 of orders already
+status=0
+"$idgen" check --integers "$dir/i1.log" "$dir/i3.log" > "$dir/out" || status=$?
+[[ $status -eq 1 ]] || fail "integers: duplicate passed (exit $status)"
+grep -q '^  7 of orders from .*replica p2 at 3 ms, .*replica p4 at 9 ms$' "$dir/out" ||
+  fail "integers: duplicate not described: $(cat "$dir/out")"
+printf '1 p1 5 orders\n2 p2 3 orders\n3 p1 4 orders\n' > "$dir/i4.log" # p1 goes back
+status=0
+"$idgen" check --integers "$dir/i4.log" > "$dir/out" || status=$?
+[[ $status -eq 1 ]] && grep -q '^ordering violations: 1$' "$dir/out" ||
+  fail "integers: a process going back: $(cat "$dir/out")"
+status=0
+"$idgen" check --integers --layout js53 "$dir/i1.log" 2> "$dir/err" || status=$?
+[[ $status -eq 2 && $(wc -l < "$dir/err") -eq 1 ]] || fail "--integers with --layout: exit $status"
 echo "check.sh: all passed"

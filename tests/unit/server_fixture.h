@@ -28,8 +28,10 @@ static int fixture_up(void **state) {
   char *dir = mkdtemp(fixture_dir);
   if (!dir)
     return -1;
-  char ns[32];
-  snprintf(ns, sizeof ns, "unit-%ld", (long)getpid());
+  /* Worker IDs are claimed host-wide per namespace: one of this process's own, so that
+   * two server tests at once (ctest -j) or other checkouts never meet. */
+  char ns[64];
+  snprintf(ns, sizeof ns, "unit-test-%ld", (long)getpid());
   char *argv[] = {"serve", "--policy",    "logical", "--lease",     "static", "--worker-id",
                   "3",     "--state-dir", dir,       "--namespace", ns,       NULL};
   char err[256];

@@ -200,6 +200,21 @@ static void test_two_state_dirs(void **state) {
   idgen_lease_free(b);
 }
 
+/* Where the claim does not reach (processes in separate network namespaces, here two
+ * claim namespaces) the lock alone keeps two holders of one state directory apart: an
+ * open-file-description lock, so that two opens in one process conflict too. */
+static void test_lock_alone_fences_a_shared_dir(void **state) {
+  (void)state;
+  idgen_lease *a = open_in("s", ns, -1), *b = open_in("s", "test-lease-other-space", -1);
+  idgen_lease_grant ga, gb;
+  assert_int_equal(idgen_lease_acquire(a, &ga), 0);
+  assert_int_equal(idgen_lease_acquire(b, &gb), 0);
+  assert_int_equal(ga.worker, 0);
+  assert_int_equal(gb.worker, 1);
+  idgen_lease_free(a);
+  idgen_lease_free(b);
+}
+
 /* A holder of worker 0 in dir/s whose cap is 3 s ahead. */
 static idgen_lease *hold_worker0(int64_t *cap) {
   idgen_lease *a = open_in("s", ns, -1);
@@ -482,6 +497,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_file_release_final_hwm, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_corrupt_record, setup, teardown),
       cmocka_unit_test_setup_teardown(test_two_state_dirs, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lock_alone_fences_a_shared_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_removed_worker_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_replaced_worker_file_without_claim, setup,
                                       teardown),

@@ -13,7 +13,8 @@
 #include "server_fixture.h"
 
 /* Appends to out[*o..outlen), truncating. */
-static void put(char *out, size_t outlen, size_t *o, const char *fmt, ...) {
+__attribute__((format(printf, 4, 5))) static void put(char *out, size_t outlen, size_t *o,
+                                                      const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(out + *o, outlen - *o, fmt, ap);
@@ -58,8 +59,9 @@ static void test_pieces_parse_the_same(void **state) {
   static const char *const inputs[] = {
       "*2\r\n$3\r\nIDS\r\n$2\r\n10\r\n*1\r\n$4\r\nPING\r\nPING hello\r\n",
       "*0\r\n\r\n*-1\r\nID\n*3\r\n$0\r\n\r\n$1\r\na\r\n$10\r\n0123456789\r\n",
-      "*10\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$1\r\ng\r\n"
-      "$1\r\nh\r\n$1\r\ni\r\n$1\r\nj\r\n",
+      ("*10\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n$1\r\nf\r\n$"
+       "1\r\ng\r\n"
+       "$1\r\nh\r\n$1\r\ni\r\n$1\r\nj\r\n"),
       "*1\r\n$4\r\nPING\r\n*1\r\n+bad\r\n",
   };
   for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {

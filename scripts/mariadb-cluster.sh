@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# scripts/mariadb-cluster.sh: throwaway MariaDB servers on 127.0.0.1, set up as Flickr's
+# ticket servers: N servers, server I with auto_increment_increment = N and
+# auto_increment_offset = I + 1, so they hand out disjoint numbers. For tests and benchmarks.
+#   scripts/mariadb-cluster.sh start DIR [N] [MARIADBD_OPTION ...]
+#       mariadb-install-db and start N servers (default 2) under DIR, each on a free port,
+#       no grant tables (root, no password), database `test`; prints the endpoints
+#       "127.0.0.1:P1,127.0.0.1:P2"; writes DIR/endpoints, DIR/m<I>.port, DIR/m<I>.pid
+#   scripts/mariadb-cluster.sh stop DIR           stop every server (TERM, by PID)
+#   scripts/mariadb-cluster.sh kill DIR I [SIG]   signal server I (default KILL), wait for it
+#   scripts/mariadb-cluster.sh restart DIR I      start server I again on its port and data
+# Files in DIR: members, endpoints, m<I>.cmd, m<I>.pid, m<I>.port, m<I>/ (data, logs).
+set -euo pipefail
+
+die() { echo "mariadb-cluster.sh: $*" >&2; exit "${2:-1}"; }
+for tool in mariadbd mariadb-install-db mariadb; do
+  command -v "$tool" >/dev/null || die "$tool not found (scripts/deps.sh test installs mariadb-server)"
+done
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+  local p
+  for _ in $(seq 200); do
+    p=$((10000 + RANDOM % 22000)) # below the ephemeral range (32768-60999)
+    port_free "$p" && { echo "$p"; return; }
+  done
+  die "no free port"
+}
+
+launch() { # dir i
+  local dir=$1 i=$2
+  # shellcheck disable=SC2046
+  $(cat "$dir/m$i.cmd") >>"$dir/m$i/stderr.log" 2>&1 </dev/null &
+  echo $! >"$dir/m$i.pid"
+}
+
+# 0 once server i answers a query, 1 if it exited, 2 if not in 30 s.
+wait_ready() { # dir i
+  local port pid
+  port=$(cat "$1/m$2.port") pid=$(cat "$1/m$2.pid")
+  for _ in $(seq 300); do
+    kill -0 "$pid" 2>/dev/null || return 1
+    mariadb --no-defaults -h 127.0.0.1 -P "$port" -u root -e "SELECT 1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  return 2
+}
+
+start_one() { # dir i n options...: 0 started, 1 failed (port taken: try another)
+  local dir=$1 i=$2 n=$3 user=() d
+  shift 3
+  d="$dir/m$i"
+  [[ $(id -u) -eq 0 ]] && user=(--user=root)
+  if [[ ! -d "$d/data" ]]; then
+    mkdir -p "$d"
+    mariadb-install-db --no-defaults --datadir="$d/data" "${user[@]}" --skip-test-db \
+      --auth-root-authentication-method=normal >"$d/install.log" 2>&1 ||
+      { cat "$d/install.log" >&2; die "mariadb-install-db failed for server $i"; }
+  fi
+  local port
+  port=$(free_port)
+  echo "$port" >"$dir/m$i.port"
+  echo "mariadbd --no-defaults --datadir=$d/data ${user[*]} --bind-address=127.0.0.1" \
+    "--port=$port --socket=$d/sock --pid-file=$d/pid --log-error=$d/error.log" \
+    "--skip-grant-tables --skip-name-resolve --innodb-buffer-pool-size=32M" \
+    "--max-connections=500 --auto-increment-increment=$n --auto-increment-offset=$((i + 1))" \
+    "$*" >"$dir/m$i.cmd"
+  launch "$dir" "$i"
+  local rc=0
+  wait_ready "$dir" "$i" || rc=$?
+  [[ $rc -eq 0 ]] && return 0
+  if [[ $rc -eq 1 ]] && grep -qs 'Address already in use\|Can.t start server: Bind' "$d/error.log"; then
+    return 1
+  fi
+  cat "$d/error.log" >&2 2>/dev/null || true
+  die "server $i did not start; see $d/error.log"
+}
+
+start() {
+  local dir=$1 n=${2:-2} i eps=""
+  shift 2 || shift $#
+  [[ "$n" =~ ^[1-9]$ ]] || die "N must be 1 to 9, not '$n'" 2
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  chmod 755 "$dir"
+  echo "$n" >"$dir/members"
+  for ((i = 0; i < n; i++)); do
+    local ok=0
+    for _ in 1 2 3; do
+      if start_one "$dir" "$i" "$n" "$@"; then ok=1; break; fi
+      echo "mariadb-cluster.sh: port taken, starting server $i on another" >&2
+    done
+    [[ $ok -eq 1 ]] || die "server $i: no free port after 3 attempts"
+    mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$dir/m$i.port")" -u root \
+      -e "CREATE DATABASE IF NOT EXISTS test" || die "server $i: cannot create the database"
+    eps+="${eps:+,}127.0.0.1:$(cat "$dir/m$i.port")"
+  done
+  echo "$eps" >"$dir/endpoints"
+  echo "$eps"
+}
+
+stop_one() { # dir i sig
+  local pidf="$1/m$2.pid" pid
+  [[ -f "$pidf" ]] || return 0
+  pid=$(cat "$pidf")
+  kill -"$3" "$pid" 2>/dev/null || true
+  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$pidf"
+}
+
+stop() {
+  local dir=$1 n i
+  [[ -f "$dir/members" ]] || return 0
+  n=$(cat "$dir/members")
+  for ((i = 0; i < n; i++)); do stop_one "$dir" "$i" TERM; done
+}
+
+restart() { # dir i: same port, same data
+  local dir=$1 i=$2 rc=0
+  [[ -f "$dir/m$i.cmd" ]] || die "no server $i in $dir"
+  launch "$dir" "$i"
+  wait_ready "$dir" "$i" || rc=$?
+  [[ $rc -eq 0 ]] || die "server $i did not restart; see $dir/m$i/error.log"
+}
+
+cmd=${1:-}
+case "$cmd" in
+  start) [[ $# -ge 2 ]] || die "usage: start DIR [N] [MARIADBD_OPTION ...]" 2; shift; start "$@" ;;
+  stop) [[ $# -ge 2 ]] || die "usage: stop DIR" 2; stop "$2" ;;
+  kill) [[ $# -ge 3 ]] || die "usage: kill DIR I [SIG]" 2; stop_one "$2" "$3" "${4:-KILL}" ;;
+  restart) [[ $# -ge 3 ]] || die "usage: restart DIR I" 2; restart "$2" "$3" ;;
+  *) die "usage: scripts/mariadb-cluster.sh start|stop|kill|restart DIR ..." 2 ;;
+esac

@@ -1,0 +1,225 @@
+/* cmd_segment.c: `idgen segment init|next`: create a segment sequence in its backend,
+ * and take numbers from it (for scripts; `idgen serve` hands them out as a service). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "lease/lease_internal.h"
+#include "segment/segment.h"
+
+#define SEGMENT_MAX_COUNT UINT64_C(100000000)
+#define SEGMENT_CHUNK 4096
+
+typedef struct segment_args {
+  const char *cmd; /* "segment init" or "segment next" */
+  const char *backend, *dsn, *name;
+  uint64_t step, count;
+  int step_set;
+  int64_t timeout_ms;
+} segment_args;
+
+static void usage(FILE *out) {
+  fprintf(
+      out,
+      "usage: idgen segment init [--backend B] [--dsn DSN] [--step N] NAME\n"
+      "       idgen segment next [--backend B] [--dsn DSN] [-n N] [--step N] NAME\n"
+      "\n"
+      "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
+      "backend with one atomic operation each (see docs/segment.md). `init` creates what\n"
+      "the sequence NAME needs in the backend, so that its first number is 1 (on MariaDB:\n"
+      "the server's offset); it is idempotent: an existing sequence is left as it is.\n"
+      "`next` leases a block and prints N numbers, one per line; numbers of a block that\n"
+      "are not printed are never handed out (a gap). No number is printed twice, by this\n"
+      "or any other process using the same backend and NAME.\n"
+      "\n"
+      "  -b, --backend B   file (default), postgres, etcd or mariadb\n"
+      "  -d, --dsn DSN     where the backend is:\n"
+      "                      file      a directory (holds segment-NAME) or a file path;\n"
+      "                                default $IDGEN_STATE_DIR or the state directory\n"
+      "                      postgres  a libpq connection string: \"host=H port=P "
+      "dbname=D\"\n"
+      "                                (table leaf_alloc)\n"
+      "                      etcd      URL[,URL...]: http://127.0.0.1:2379 (key\n"
+      "                                /idgen/segment/NAME)\n"
+      "                      mariadb   \"servers=H:P[,H:P] [database=test] [user=root]\n"
+      "                                [password=..] [table=tickets64]\": Flickr's ticket\n"
+      "                                servers, each with auto_increment_increment = the\n"
+      "                                server count and an offset of its own\n"
+      "  -n, --count N     next: how many numbers, 1 to %llu (default 1)\n"
+      "  -s, --step N      next: the block size (default N, so nothing is skipped);\n"
+      "                    init: the step recorded in the row (postgres; default 1000)\n"
+      "  -t, --timeout MS  per backend request (default 5000)\n"
+      "\n"
+      "Exit status: 0 done, 1 the backend failed or refused (one line says why), 2 bad\n"
+      "usage.\n",
+      (unsigned long long)SEGMENT_MAX_COUNT);
+}
+
+static int parse_args(int argc, char **argv, segment_args *a) {
+  static const struct option options[] = {{"backend", required_argument, NULL, 'b'},
+                                          {"dsn", required_argument, NULL, 'd'},
+                                          {"count", required_argument, NULL, 'n'},
+                                          {"step", required_argument, NULL, 's'},
+                                          {"timeout", required_argument, NULL, 't'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  uint64_t v;
+  int opt;
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":b:d:n:s:t:h", options, NULL)) != -1) {
+    switch (opt) {
+    case 'b':
+      a->backend = optarg;
+      break;
+    case 'd':
+      a->dsn = optarg;
+      break;
+    case 'n':
+      if (cli_parse_u64(optarg, 1, SEGMENT_MAX_COUNT, &a->count) < 0)
+        return cli_error(CLI_USAGE, a->cmd, "count '%s' is not a number from 1 to %llu",
+                         optarg, (unsigned long long)SEGMENT_MAX_COUNT);
+      break;
+    case 's':
+      if (cli_parse_u64(optarg, 1, IDGEN_SEGMENT_STEP_MAX, &a->step) < 0)
+        return cli_error(CLI_USAGE, a->cmd, "step '%s' is not a number from 1 to %llu",
+                         optarg, (unsigned long long)IDGEN_SEGMENT_STEP_MAX);
+      a->step_set = 1;
+      break;
+    case 't':
+      if (cli_parse_u64(optarg, 100, 600000, &v) < 0)
+        return cli_error(CLI_USAGE, a->cmd,
+                         "timeout '%s' is not a number of ms from 100 "
+                         "to 600000",
+                         optarg);
+      a->timeout_ms = (int64_t)v;
+      break;
+    case 'h':
+      usage(stdout);
+      return -1;
+    case ':':
+      return cli_error(CLI_USAGE, a->cmd, "option '%s' needs a value", argv[optind - 1]);
+    default:
+      return cli_error(CLI_USAGE, a->cmd, "unknown option '%s' (see --help)",
+                       argv[optind - 1]);
+    }
+  }
+  if (optind == argc)
+    return cli_error(CLI_USAGE, a->cmd, "no sequence NAME given (see --help)");
+  if (optind + 1 < argc)
+    return cli_error(CLI_USAGE, a->cmd, "unexpected argument '%s'", argv[optind + 1]);
+  a->name = argv[optind];
+  if (idgen__segment_name_check(a->name))
+    return cli_error(CLI_USAGE, a->cmd,
+                     "name '%s': use 1-%d of A-Z a-z 0-9 _ . - (not starting with '.')",
+                     a->name, IDGEN_SEGMENT_NAME_MAX);
+  return 0;
+}
+
+/* Opens the backend the arguments name; the file backend's DSN defaults to the state
+ * directory, as `idgen serve` keeps it. */
+static int open_backend(segment_args *a, idgen__segment_backend **out) {
+  char state_dir[IDGEN_LEASE_PATH_MAX];
+  if (!a->dsn && !strcmp(a->backend, "file")) {
+    const char *env = getenv("IDGEN_STATE_DIR");
+    if (env && *env)
+      snprintf(state_dir, sizeof state_dir, "%s", env);
+    else
+      idgen__default_state_dir(state_dir, sizeof state_dir);
+    char err[256];
+    if (idgen__state_dir_ready(state_dir, err, sizeof err))
+      return cli_error(CLI_FAILED, a->cmd, "%s", err);
+    a->dsn = state_dir;
+  }
+  char err[IDGEN_SEGMENT_WHY_MAX];
+  if (idgen__segment_backend_open(out, a->backend, a->dsn, a->timeout_ms, err, sizeof err))
+    return cli_error(CLI_USAGE, a->cmd, "%s", err);
+  return 0;
+}
+
+static int run_init(segment_args *a) {
+  idgen__segment_backend *b = NULL;
+  int status = open_backend(a, &b);
+  if (status)
+    return status;
+  int rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000);
+  if (rc < 0)
+    status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
+  else if (rc == 0)
+    printf("created '%s' in %s\n", a->name, b->vtable->name);
+  else
+    printf("'%s' already exists in %s: left as it was\n", a->name, b->vtable->name);
+  idgen__segment_backend_free(b);
+  return status;
+}
+
+static int run_next(segment_args *a) {
+  idgen__segment_backend *b = NULL;
+  int status = open_backend(a, &b);
+  if (status)
+    return status;
+  idgen_clock_mono clock;
+  idgen_clock_mono_init(&clock);
+  idgen__segment_config c;
+  idgen__segment_config_init(&c, a->name, b, &clock.base);
+  uint64_t step = a->step_set ? a->step : a->count;
+  c.step = c.max_step = step < IDGEN_SEGMENT_STEP_MAX ? step : IDGEN_SEGMENT_STEP_MAX;
+  c.manual = 1;
+  idgen__segment *seg = NULL;
+  char err[IDGEN_SEGMENT_WHY_MAX];
+  if (idgen__segment_new(&seg, &c, err, sizeof err)) {
+    idgen__segment_backend_free(b);
+    return cli_error(CLI_USAGE, a->cmd, "%s", err);
+  }
+  uint64_t *buf = malloc(SEGMENT_CHUNK * sizeof *buf);
+  for (uint64_t done = 0; buf && done < a->count && status == CLI_OK;) {
+    size_t want =
+        a->count - done < SEGMENT_CHUNK ? (size_t)(a->count - done) : SEGMENT_CHUNK;
+    int64_t got = idgen__segment_next_batch(seg, buf, want);
+    for (int64_t i = 0; i < got; i++)
+      printf("%llu\n", (unsigned long long)buf[i]);
+    if (got < (int64_t)want) {
+      idgen__segment_last_error(seg, err, sizeof err);
+      status = cli_error(CLI_FAILED, a->cmd, "%s", err[0] ? err : idgen_strerror((int)got));
+    }
+    done += got > 0 ? (uint64_t)got : 0;
+  }
+  if (!buf)
+    status = cli_error(CLI_FAILED, a->cmd, "out of memory");
+  free(buf);
+  idgen__segment_free(seg);
+  idgen__segment_backend_free(b);
+  if (fflush(stdout) && status == CLI_OK)
+    status = cli_error(CLI_FAILED, a->cmd, "cannot write: %s", strerror(errno));
+  return status;
+}
+
+static const struct {
+  const char *name, *cmd;
+  int (*run)(segment_args *a);
+} subcommands[] = {
+    {"init", "segment init", run_init},
+    {"next", "segment next", run_next},
+};
+
+int idgen__cmd_segment(int argc, char **argv) {
+  if (argc < 2)
+    return cli_error(CLI_USAGE, "segment", "init or next? (see --help)");
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
+    if (strcmp(argv[1], subcommands[i].name))
+      continue;
+    segment_args a = {.cmd = subcommands[i].cmd, .backend = "file", .count = 1};
+    int status = parse_args(argc - 1, argv + 1, &a);
+    if (status)
+      return status < 0 ? CLI_OK : status;
+    return subcommands[i].run(&a);
+  }
+  return cli_error(CLI_USAGE, "segment", "unknown subcommand '%s' (init, next)", argv[1]);
+}

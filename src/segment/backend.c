@@ -1,0 +1,72 @@
+/* backend.c: what the segment backends share: opening one by kind, names, why(). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "segment/segment.h"
+
+typedef int (*backend_new_fn)(idgen__segment_backend **out, const char *dsn,
+                              int64_t timeout_ms, char *err, size_t errlen);
+
+static const struct {
+  const char *kind;
+  backend_new_fn open;
+} backends[] = {
+    {"file", idgen__segment_file_new},
+    {"postgres", idgen__segment_postgres_new},
+    {"etcd", idgen__segment_etcd_new},
+    {"mariadb", idgen__segment_mariadb_new},
+};
+
+const char *idgen__segment_backend_kinds(void) {
+  return "file, postgres, etcd, mariadb";
+}
+
+int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
+                                const char *dsn, int64_t timeout_ms, char *err,
+                                size_t errlen) {
+  if (timeout_ms == 0)
+    timeout_ms = 5000;
+  for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+    if (strcmp(kind, backends[i].kind))
+      continue;
+    if (!dsn || !*dsn) {
+      snprintf(err, errlen, "segment backend %s: no DSN given", kind);
+      return IDGEN_EINVAL;
+    }
+    if (strlen(dsn) >= IDGEN_SEGMENT_DSN_MAX) {
+      snprintf(err, errlen, "segment backend %s: DSN longer than %d bytes", kind,
+               IDGEN_SEGMENT_DSN_MAX - 1);
+      return IDGEN_EINVAL;
+    }
+    if (timeout_ms < 0) {
+      snprintf(err, errlen, "segment backend %s: negative timeout", kind);
+      return IDGEN_EINVAL;
+    }
+    return backends[i].open(out, dsn, timeout_ms, err, errlen);
+  }
+  snprintf(err, errlen, "unknown segment backend '%s' (%s)", kind,
+           idgen__segment_backend_kinds());
+  return IDGEN_EINVAL;
+}
+
+int idgen__segment_name_check(const char *name) {
+  size_t len = strlen(name);
+  if (len < 1 || len > IDGEN_SEGMENT_NAME_MAX || name[0] == '.')
+    return IDGEN_EINVAL;
+  for (size_t i = 0; i < len; i++) {
+    char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '.' || c == '-'))
+      return IDGEN_EINVAL;
+  }
+  return 0;
+}
+
+int idgen__segment_why(idgen__segment_backend *b, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(b->why, sizeof b->why, fmt, ap);
+  va_end(ap);
+  return err;
+}

@@ -1,0 +1,407 @@
+/* backend_mariadb.c: the segment backend on Flickr's ticket servers (MariaDB, through
+ * libmariadb). N servers share one sequence by counting apart: server I runs with
+ * auto_increment_increment = N and auto_increment_offset = I + 1, and keeps a table
+ *   tickets64 (id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, stub UNIQUE)
+ * where Flickr's client takes one number with
+ *   REPLACE INTO tickets64 (stub) VALUES ('a'); SELECT LAST_INSERT_ID();
+ * A block is the same REPLACE with an explicit id, N * step above the table's highest
+ * id, set through LAST_INSERT_ID(expr) so that SELECT LAST_INSERT_ID() returns it:
+ *   REPLACE INTO tickets64 (id, stub) SELECT LAST_INSERT_ID(GREATEST(MAX(id), floor)
+ *       + N * step), 'name' FROM tickets64 HAVING SUM(stub = 'name') > 0
+ * The block is the step numbers of the server's residue class up to that id, stride
+ * N. Its counter moves past them, so Flickr's one-number clients can share the table.
+ * The floor lifts a server to above the other's last block, so one generator's
+ * numbers rise while it alternates between servers. Fetches alternate, and skip a
+ * server that failed for a second; servers set up to collide stop every fetch. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include "segment/segment.h"
+
+#define SERVERS_MAX 8
+#define DEADLOCK_RETRIES                                                                   \
+  10 /* InnoDB may pick a concurrent REPLACE ... SELECT as victim                          \
+      */
+#define DOWN_NS INT64_C(1000000000)
+
+typedef struct server {
+  char host[128];
+  unsigned port;
+  MYSQL *conn;           /* NULL until connected, and after a failure */
+  uint64_t increment;    /* @@auto_increment_increment, read at connect */
+  uint64_t offset;       /* @@auto_increment_offset */
+  int64_t down_until_ns; /* monotonic: skip it until then, unless every server is down */
+} server;
+
+typedef struct mariadb_backend {
+  idgen__segment_backend base;
+  server servers[SERVERS_MAX];
+  int nservers;
+  int next; /* the server to try first */
+  char database[65], user[65], password[129], table[65];
+  unsigned timeout_s;
+} mariadb_backend;
+
+static pthread_once_t library_once = PTHREAD_ONCE_INIT;
+static void library_init(void) {
+  mysql_library_init(0, NULL, NULL);
+}
+
+static void disconnect(server *s) {
+  if (s->conn)
+    mysql_close(s->conn);
+  s->conn = NULL;
+}
+
+/* A failed call on s: drops the connection if it is broken; the backend's code. */
+static int server_error(mariadb_backend *m, server *s, const char *what) {
+  unsigned code = mysql_errno(s->conn);
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s", mysql_error(s->conn));
+  int rc = IDGEN_EUNAVAIL;
+  if (code == ER_NO_SUCH_TABLE)
+    rc = -ENOENT;
+  if (code >= 2000) /* a client error: the connection is gone or unusable */
+    disconnect(s);
+  return idgen__segment_why(
+      &m->base, rc, "mariadb %s:%u %s: %s%s", s->host, s->port, what, msg,
+      rc == -ENOENT ? " (run 'idgen segment init --backend mariadb')" : "");
+}
+
+/* Every server must count apart from the others: the same increment, at least the
+ * number of servers, and offsets of their own. A server set up otherwise would hand
+ * out another's numbers, so it is refused. */
+static int check_counting(mariadb_backend *m, server *s) {
+  uint64_t inc = s->increment, off = s->offset;
+  if (inc < (uint64_t)m->nservers || off < 1 || off > inc)
+    return idgen__segment_why(&m->base, IDGEN_EPROTO,
+                              "mariadb %s:%u: auto_increment_increment %" PRIu64
+                              " and offset %" PRIu64 " do not keep %d ticket servers apart "
+                              "(want increment >= %d, offset 1..increment)",
+                              s->host, s->port, inc, off, m->nservers, m->nservers);
+  for (int i = 0; i < m->nservers; i++) {
+    server *o = &m->servers[i];
+    if (o == s || !o->increment)
+      continue;
+    if (o->increment != inc || o->offset == off)
+      return idgen__segment_why(&m->base, IDGEN_EPROTO,
+                                "mariadb %s:%u (increment %" PRIu64 ", offset %" PRIu64
+                                ") and %s:%u (increment %" PRIu64 ", offset %" PRIu64
+                                ") would hand out the same numbers",
+                                s->host, s->port, inc, off, o->host, o->port, o->increment,
+                                o->offset);
+  }
+  return 0;
+}
+
+static int connect_server(mariadb_backend *m, server *s) {
+  if (s->conn)
+    return 0;
+  s->conn = mysql_init(NULL);
+  if (!s->conn)
+    return idgen__segment_why(&m->base, IDGEN_ENOMEM, "mariadb: out of memory");
+  mysql_options(s->conn, MYSQL_OPT_CONNECT_TIMEOUT, &m->timeout_s);
+  mysql_options(s->conn, MYSQL_OPT_READ_TIMEOUT, &m->timeout_s);
+  mysql_options(s->conn, MYSQL_OPT_WRITE_TIMEOUT, &m->timeout_s);
+  if (!mysql_real_connect(s->conn, s->host, m->user, m->password[0] ? m->password : NULL,
+                          m->database, s->port, NULL, 0)) {
+    int rc = server_error(m, s, "connect");
+    disconnect(s);
+    return rc;
+  }
+  if (mysql_query(s->conn, "SELECT @@auto_increment_increment, @@auto_increment_offset"))
+    return server_error(m, s, "settings");
+  MYSQL_RES *res = mysql_store_result(s->conn);
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  int ok = row && row[0] && row[1];
+  if (ok) {
+    s->increment = strtoull(row[0], NULL, 10);
+    s->offset = strtoull(row[1], NULL, 10);
+  }
+  if (res)
+    mysql_free_result(res);
+  int rc = ok ? check_counting(m, s)
+              : idgen__segment_why(&m->base, IDGEN_EPROTO,
+                                   "mariadb %s:%u: cannot read auto_increment settings",
+                                   s->host, s->port);
+  if (rc) {
+    s->increment = 0;
+    disconnect(s);
+  }
+  return rc;
+}
+
+/* Runs sql on s: 0, 1 for a deadlock or lock wait the caller may retry, or an error. */
+static int query(mariadb_backend *m, server *s, const char *what, const char *sql) {
+  if (!mysql_query(s->conn, sql))
+    return 0;
+  unsigned code = mysql_errno(s->conn);
+  if (code == ER_LOCK_DEADLOCK || code == ER_LOCK_WAIT_TIMEOUT)
+    return 1;
+  return server_error(m, s, what);
+}
+
+/* Reads one unsigned integer (SELECT LAST_INSERT_ID()). */
+static int select_u64(mariadb_backend *m, server *s, const char *sql, uint64_t *out) {
+  int rc = query(m, s, "select", sql);
+  if (rc)
+    return rc < 0 ? rc : IDGEN_EUNAVAIL;
+  MYSQL_RES *res = mysql_store_result(s->conn);
+  MYSQL_ROW row = res ? mysql_fetch_row(res) : NULL;
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = row && row[0] ? strtoull(row[0], &end, 10) : 0;
+  int ok = row && row[0] && !errno && end != row[0] && !*end;
+  if (res)
+    mysql_free_result(res);
+  if (!ok)
+    return idgen__segment_why(&m->base, IDGEN_EPROTO, "mariadb %s:%u: unexpected reply",
+                              s->host, s->port);
+  *out = v;
+  return 0;
+}
+
+static int fetch_once(mariadb_backend *m, server *s, const char *name, uint64_t step,
+                      uint64_t floor, idgen__segment_block *out) {
+  int rc = connect_server(m, s);
+  if (rc)
+    return rc;
+  uint64_t inc = s->increment, off = s->offset;
+  /* the highest number of this server's class at or below floor */
+  uint64_t base = floor < off ? 0 : floor - (floor - off) % inc;
+  if (step > (IDGEN_SEGMENT_NUMBER_MAX - base) / inc)
+    return idgen__segment_why(&m->base, IDGEN_ERANGE,
+                              "mariadb %s:%u: a block of %" PRIu64 " would pass 2^63 - 1",
+                              s->host, s->port, step);
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "REPLACE INTO `%s` (id, stub) SELECT LAST_INSERT_ID(GREATEST(MAX(id), %" PRIu64
+           ") + %" PRIu64 "), '%s' FROM `%s` HAVING SUM(stub = '%s') > 0",
+           m->table, base, inc * step, name, m->table, name);
+  for (int attempt = 0;; attempt++) {
+    rc = query(m, s, "replace", sql);
+    if (rc != 1)
+      break;
+    if (attempt == DEADLOCK_RETRIES)
+      return idgen__segment_why(&m->base, IDGEN_EUNAVAIL,
+                                "mariadb %s:%u: %d deadlocks in a row", s->host, s->port,
+                                DEADLOCK_RETRIES);
+  }
+  if (rc)
+    return rc;
+  if (mysql_affected_rows(s->conn) == 0)
+    return idgen__segment_why(&m->base, -ENOENT,
+                              "mariadb %s:%u: no row '%s' in %s: run 'idgen segment init "
+                              "--backend mariadb' first",
+                              s->host, s->port, name, m->table);
+  uint64_t max = 0;
+  if ((rc = select_u64(m, s, "SELECT LAST_INSERT_ID()", &max)))
+    return rc;
+  if (max % inc != off % inc || max > IDGEN_SEGMENT_NUMBER_MAX || max < inc * step)
+    return idgen__segment_why(&m->base, IDGEN_EPROTO,
+                              "mariadb %s:%u: LAST_INSERT_ID() %" PRIu64
+                              " is not a block end of this server",
+                              s->host, s->port, max);
+  *out = (idgen__segment_block){max, step, inc};
+  return 0;
+}
+
+/* fetch_once, and once more on a new connection if a kept one turned out to be broken
+ * (the server restarted since the last call). LAST_INSERT_ID() belongs to a connection,
+ * so both statements run again: a block whose reply was lost is lost, never reused. */
+static int fetch_from(mariadb_backend *m, server *s, const char *name, uint64_t step,
+                      uint64_t floor, idgen__segment_block *out) {
+  int kept = s->conn != NULL;
+  int rc = fetch_once(m, s, name, step, floor, out);
+  if (rc == IDGEN_EUNAVAIL && kept && !s->conn)
+    rc = fetch_once(m, s, name, step, floor, out);
+  return rc;
+}
+
+static int mariadb_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
+                         uint64_t floor, idgen__segment_block *out) {
+  mariadb_backend *m = (mariadb_backend *)b;
+  if (idgen__segment_name_check(name))
+    return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: bad name");
+  int64_t now = idgen_monotonic_ns();
+  int up = 0;
+  for (int i = 0; i < m->nservers; i++)
+    up += m->servers[i].down_until_ns <= now;
+  char first_err[IDGEN_SEGMENT_WHY_MAX] = "";
+  int first_rc = IDGEN_EUNAVAIL;
+  for (int k = 0; k < m->nservers; k++) {
+    int i = (m->next + k) % m->nservers;
+    server *s = &m->servers[i];
+    if (up && s->down_until_ns > now)
+      continue;
+    int rc = fetch_from(m, s, name, step, floor, out);
+    if (!rc) {
+      s->down_until_ns = 0;
+      m->next = (i + 1) % m->nservers; /* alternate, as Flickr's clients do */
+      return 0;
+    }
+    if (rc == IDGEN_EPROTO) /* servers that would collide: say so, do not work around */
+      return rc;
+    s->down_until_ns = idgen_monotonic_ns() + DOWN_NS;
+    if (!first_err[0]) {
+      snprintf(first_err, sizeof first_err, "%s", b->why);
+      first_rc = rc;
+    }
+  }
+  return idgen__segment_why(b, first_rc, "%s%s", first_err,
+                            m->nservers > 1 ? " (and no other ticket server answered)"
+                                            : "");
+}
+
+static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+  mariadb_backend *m = (mariadb_backend *)b;
+  (void)step; /* the step is the generator's; a ticket server keeps only its counter */
+  if (idgen__segment_name_check(name))
+    return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: bad name");
+  char create[400], insert[200];
+  snprintf(
+      create, sizeof create,
+      "CREATE TABLE IF NOT EXISTS `%s` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, "
+      "stub VARCHAR(%d) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) "
+      "ENGINE=InnoDB",
+      m->table, IDGEN_SEGMENT_NAME_MAX);
+  snprintf(insert, sizeof insert, "INSERT IGNORE INTO `%s` (stub) VALUES ('%s')", m->table,
+           name);
+  int created = 0;
+  for (int i = 0; i < m->nservers; i++) {
+    server *s = &m->servers[i];
+    int rc = connect_server(m, s);
+    if (!rc)
+      rc = query(m, s, "create table", create);
+    if (!rc)
+      rc = query(m, s, "insert", insert);
+    if (rc)
+      return rc < 0 ? rc : idgen__segment_why(b, IDGEN_EUNAVAIL, "mariadb: deadlock");
+    created |= mysql_affected_rows(s->conn) == 1;
+  }
+  return !created;
+}
+
+static void mariadb_free(idgen__segment_backend *b) {
+  mariadb_backend *m = (mariadb_backend *)b;
+  for (int i = 0; i < m->nservers; i++)
+    disconnect(&m->servers[i]);
+  free(m);
+}
+
+static const idgen__segment_backend_class mariadb_class = {"mariadb", mariadb_init,
+                                                           mariadb_fetch, mariadb_free};
+
+static int word_ok(const char *s) {
+  if (!*s)
+    return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+          (*s >= '0' && *s <= '9') || *s == '_'))
+      return 0;
+  return 1;
+}
+
+static int parse_servers(mariadb_backend *m, char *list, char *err, size_t errlen) {
+  char *save = NULL;
+  for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (m->nservers == SERVERS_MAX) {
+      snprintf(err, errlen, "segment mariadb DSN: more than %d servers", SERVERS_MAX);
+      return IDGEN_EINVAL;
+    }
+    server *s = &m->servers[m->nservers];
+    char *colon = strrchr(tok, ':');
+    char *end = NULL;
+    unsigned long port = colon ? strtoul(colon + 1, &end, 10) : 0;
+    if (!colon || colon == tok || !colon[1] || *end || port < 1 || port > 65535 ||
+        (size_t)(colon - tok) >= sizeof s->host) {
+      snprintf(err, errlen, "segment mariadb DSN: server '%.80s' is not HOST:PORT", tok);
+      return IDGEN_EINVAL;
+    }
+    memcpy(s->host, tok, (size_t)(colon - tok));
+    s->host[colon - tok] = '\0';
+    s->port = (unsigned)port;
+    m->nservers++;
+  }
+  if (m->nservers == 0) {
+    snprintf(err, errlen, "segment mariadb DSN: servers= names no server");
+    return IDGEN_EINVAL;
+  }
+  return 0;
+}
+
+/* "servers=H:P[,H:P...] [database=D] [user=U] [password=P] [table=T]". */
+static int parse_dsn(mariadb_backend *m, const char *dsn, char *err, size_t errlen) {
+  char buf[IDGEN_SEGMENT_DSN_MAX];
+  snprintf(buf, sizeof buf, "%s", dsn);
+  snprintf(m->database, sizeof m->database, "test");
+  snprintf(m->user, sizeof m->user, "root");
+  snprintf(m->table, sizeof m->table, "tickets64");
+  int have_servers = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq) {
+      snprintf(err, errlen, "segment mariadb DSN: '%.80s' is not KEY=VALUE", tok);
+      return IDGEN_EINVAL;
+    }
+    *eq = '\0';
+    const char *key = tok, *value = eq + 1;
+    char *dest = NULL;
+    size_t cap = 0;
+    if (!strcmp(key, "servers")) {
+      if (parse_servers(m, eq + 1, err, errlen))
+        return IDGEN_EINVAL;
+      have_servers = 1;
+      continue;
+    } else if (!strcmp(key, "database")) {
+      dest = m->database, cap = sizeof m->database;
+    } else if (!strcmp(key, "user")) {
+      dest = m->user, cap = sizeof m->user;
+    } else if (!strcmp(key, "password")) {
+      dest = m->password, cap = sizeof m->password;
+    } else if (!strcmp(key, "table")) {
+      dest = m->table, cap = sizeof m->table;
+    } else {
+      snprintf(err, errlen,
+               "segment mariadb DSN: unknown key '%.40s' (servers, database, user, "
+               "password, table)",
+               key);
+      return IDGEN_EINVAL;
+    }
+    if (strlen(value) >= cap || (dest != m->password && !word_ok(value))) {
+      snprintf(err, errlen, "segment mariadb DSN: bad %s '%.40s'", key, value);
+      return IDGEN_EINVAL;
+    }
+    snprintf(dest, cap, "%s", value);
+  }
+  if (!have_servers) {
+    snprintf(err, errlen, "segment mariadb DSN: no servers=HOST:PORT[,HOST:PORT]");
+    return IDGEN_EINVAL;
+  }
+  return 0;
+}
+
+int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
+                               int64_t timeout_ms, char *err, size_t errlen) {
+  pthread_once(&library_once, library_init);
+  mariadb_backend *m = calloc(1, sizeof *m);
+  if (!m)
+    return IDGEN_ENOMEM;
+  m->base.vtable = &mariadb_class;
+  if (parse_dsn(m, dsn, err, errlen)) {
+    free(m);
+    return IDGEN_EINVAL;
+  }
+  m->timeout_s = (unsigned)((timeout_ms + 999) / 1000);
+  *out = &m->base;
+  return 0;
+}

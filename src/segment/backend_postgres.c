@@ -1,0 +1,255 @@
+/* backend_postgres.c: the segment backend on PostgreSQL through libpq, in Leaf's table
+ * (biz_tag, max_id, step, description, update_time): a block is one UPDATE of the
+ * name's row that raises max_id by the step and returns the row, committed (and so
+ * durable) before the reply. Every call has a deadline (non-blocking libpq and poll). */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "segment/segment.h"
+
+#define TABLE "leaf_alloc"
+#define OID_TEXT 25
+#define OID_INT8 20
+
+typedef struct pg_backend {
+  idgen__segment_backend base;
+  char dsn[IDGEN_SEGMENT_DSN_MAX];
+  int64_t timeout_ms;
+  PGconn *conn; /* NULL until the first call, and after a broken connection */
+} pg_backend;
+
+static void drop(pg_backend *p) {
+  if (p->conn)
+    PQfinish(p->conn);
+  p->conn = NULL;
+}
+
+/* One line of libpq's (possibly multi-line) message. */
+static const char *one_line(char *msg) {
+  for (char *c = msg; *c; c++)
+    if (*c == '\n') {
+      *c = c[1] ? ' ' : '\0';
+    }
+  return msg;
+}
+
+/* The library never prints: notices ("relation already exists, skipping") are dropped. */
+static void ignore_notice(void *arg, const char *message) {
+  (void)arg, (void)message;
+}
+
+static int connect_db(pg_backend *p) {
+  if (p->conn && PQstatus(p->conn) == CONNECTION_OK)
+    return 0;
+  drop(p);
+  /* The DSN comes last, so its own connect_timeout (if any) wins over ours. */
+  char timeout_s[24];
+  snprintf(timeout_s, sizeof timeout_s, "%lld", (long long)(p->timeout_ms + 999) / 1000);
+  const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+  const char *const values[] = {timeout_s, "idgen-segment", p->dsn, NULL};
+  p->conn = PQconnectdbParams(keys, values, 1);
+  if (!p->conn)
+    return idgen__segment_why(&p->base, IDGEN_ENOMEM, "postgres: out of memory");
+  if (PQstatus(p->conn) != CONNECTION_OK) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
+    drop(p);
+    return idgen__segment_why(&p->base, IDGEN_EUNAVAIL, "postgres: %s", one_line(msg));
+  }
+  PQsetNoticeProcessor(p->conn, ignore_notice, NULL);
+  if (PQsetnonblocking(p->conn, 1)) {
+    drop(p);
+    return idgen__segment_why(&p->base, IDGEN_EUNAVAIL, "postgres: cannot go non-blocking");
+  }
+  return 0;
+}
+
+/* The error class of a failed statement: the backend's code for it. */
+static int sql_error(pg_backend *p, PGresult *r, const char *what) {
+  const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
+  one_line(msg);
+  int rc = IDGEN_EPROTO;
+  if (!state || !strncmp(state, "08", 2) || !strncmp(state, "57", 2) ||
+      !strncmp(state, "53", 2) || !strncmp(state, "40", 2) || !strcmp(state, "25006"))
+    rc = IDGEN_EUNAVAIL; /* connection, shutdown, resources, conflicts, read-only */
+  else if (!strcmp(state, "22003"))
+    rc = IDGEN_ERANGE;
+  else if (!strcmp(state, "42P01"))
+    return idgen__segment_why(&p->base, -ENOENT,
+                              "postgres: table " TABLE " does not exist: run 'idgen "
+                              "segment init --backend postgres' first");
+  if (rc == IDGEN_EUNAVAIL || PQstatus(p->conn) != CONNECTION_OK)
+    drop(p);
+  return idgen__segment_why(&p->base, rc, "postgres %s: %s", what, msg);
+}
+
+/* Runs one statement with text parameters within the deadline, on the connection as it
+ * is. *out gets the result (PGRES_COMMAND_OK or PGRES_TUPLES_OK; the caller clears it). */
+static int run_once(pg_backend *p, const char *what, const char *sql, int n,
+                    const Oid *types, const char *const *params, PGresult **out) {
+  int rc = connect_db(p);
+  if (rc)
+    return rc;
+  int64_t deadline = idgen_monotonic_ns() + p->timeout_ms * 1000000;
+  if (!PQsendQueryParams(p->conn, sql, n, types, params, NULL, NULL, 0))
+    goto broken;
+  for (;;) {
+    int flushed = PQflush(p->conn);
+    if (flushed < 0)
+      goto broken;
+    if (!flushed && !PQisBusy(p->conn))
+      break;
+    int64_t left_ms = (deadline - idgen_monotonic_ns()) / 1000000;
+    if (left_ms <= 0) {
+      drop(p); /* a late reply must never be read as the next call's */
+      return idgen__segment_why(&p->base, IDGEN_ETIMEDOUT,
+                                "postgres %s: no reply in %lld ms", what,
+                                (long long)p->timeout_ms);
+    }
+    struct pollfd pfd = {.fd = PQsocket(p->conn),
+                         .events = (short)(POLLIN | (flushed ? POLLOUT : 0))};
+    if (poll(&pfd, 1, (int)left_ms) < 0 && errno != EINTR)
+      goto broken;
+    if (!PQconsumeInput(p->conn))
+      goto broken;
+  }
+  PGresult *result = NULL, *r;
+  while ((r = PQgetResult(p->conn))) { /* the last result is NULL; keep the first */
+    if (!result)
+      result = r;
+    else
+      PQclear(r);
+  }
+  if (!result)
+    goto broken;
+  ExecStatusType st = PQresultStatus(result);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    rc = sql_error(p, result, what);
+    PQclear(result);
+    return rc;
+  }
+  *out = result;
+  return 0;
+broken:;
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
+  drop(p);
+  return idgen__segment_why(&p->base, IDGEN_EUNAVAIL, "postgres %s: %s", what,
+                            one_line(msg));
+}
+
+/* run_once, and once more on a new connection if a kept one turned out to be broken
+ * (the server restarted since the last call). Running an UPDATE twice whose first
+ * reply was lost can only lose a block, never hand one out twice. */
+static int run(pg_backend *p, const char *what, const char *sql, int n, const Oid *types,
+               const char *const *params, PGresult **out) {
+  int kept = p->conn != NULL;
+  int rc = run_once(p, what, sql, n, types, params, out);
+  if (rc == IDGEN_EUNAVAIL && kept && !p->conn)
+    rc = run_once(p, what, sql, n, types, params, out);
+  return rc;
+}
+
+static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+  pg_backend *p = (pg_backend *)b;
+  PGresult *r;
+  int rc = run(p, "create table",
+               "CREATE TABLE IF NOT EXISTS " TABLE " ("
+               "biz_tag varchar(128) PRIMARY KEY, "
+               "max_id bigint NOT NULL DEFAULT 0, "
+               "step integer NOT NULL, "
+               "description varchar(256) DEFAULT NULL, "
+               "update_time timestamp NOT NULL DEFAULT now())",
+               0, NULL, NULL, &r);
+  if (rc)
+    return rc;
+  PQclear(r);
+  char step_text[24];
+  snprintf(step_text, sizeof step_text, "%" PRIu64, step);
+  const char *params[] = {name, step_text};
+  const Oid types[] = {OID_TEXT, OID_INT8};
+  rc = run(p, "insert",
+           "INSERT INTO " TABLE " (biz_tag, max_id, step, description) "
+           "VALUES ($1, 0, $2::integer, 'idgen segment ' || $1) "
+           "ON CONFLICT (biz_tag) DO NOTHING",
+           2, types, params, &r);
+  if (rc)
+    return rc;
+  int created = !strcmp(PQcmdTuples(r), "1");
+  PQclear(r);
+  return !created;
+}
+
+static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
+                    uint64_t floor, idgen__segment_block *out) {
+  pg_backend *p = (pg_backend *)b;
+  (void)floor; /* one row: each block lies above the last */
+  char step_text[24];
+  snprintf(step_text, sizeof step_text, "%" PRIu64, step);
+  const char *params[] = {name, step_text};
+  const Oid types[] = {OID_TEXT, OID_INT8};
+  PGresult *r;
+  /* The step column records the step of the last block, so the row alone says which
+   * block was leased: [max_id - step + 1, max_id]. */
+  int rc = run(p, "update",
+               "UPDATE " TABLE " SET max_id = max_id + $2, step = $2::integer, "
+               "update_time = now() WHERE biz_tag = $1 RETURNING max_id, step",
+               2, types, params, &r);
+  if (rc)
+    return rc;
+  if (PQntuples(r) != 1) {
+    PQclear(r);
+    return idgen__segment_why(b, -ENOENT,
+                              "postgres: no row '%s' in " TABLE ": run 'idgen segment init "
+                              "--backend postgres' first",
+                              name);
+  }
+  char *end1, *end2;
+  errno = 0;
+  long long max = strtoll(PQgetvalue(r, 0, 0), &end1, 10);
+  long long got = strtoll(PQgetvalue(r, 0, 1), &end2, 10);
+  int bad = errno || *end1 || *end2 || max < 1 || got < 1 || (uint64_t)got != step;
+  PQclear(r);
+  if (bad)
+    return idgen__segment_why(b, IDGEN_EPROTO, "postgres: unexpected row for '%s'", name);
+  *out = (idgen__segment_block){(uint64_t)max, step, 1};
+  return 0;
+}
+
+static void pg_free(idgen__segment_backend *b) {
+  drop((pg_backend *)b);
+  free(b);
+}
+
+static const idgen__segment_backend_class pg_class = {"postgres", pg_init, pg_fetch,
+                                                      pg_free};
+
+int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
+                                int64_t timeout_ms, char *err, size_t errlen) {
+  char *msg = NULL;
+  PQconninfoOption *opts = PQconninfoParse(dsn, &msg);
+  if (!opts) {
+    char line[200];
+    snprintf(line, sizeof line, "%s", msg ? msg : "out of memory");
+    snprintf(err, errlen, "segment postgres DSN: %s", one_line(line));
+    PQfreemem(msg);
+    return IDGEN_EINVAL;
+  }
+  PQconninfoFree(opts);
+  pg_backend *p = calloc(1, sizeof *p);
+  if (!p)
+    return IDGEN_ENOMEM;
+  p->base.vtable = &pg_class;
+  snprintf(p->dsn, sizeof p->dsn, "%s", dsn);
+  p->timeout_ms = timeout_ms;
+  *out = &p->base;
+  return 0;
+}

@@ -1,0 +1,182 @@
+/* segment.h: segment (ticket-server) generators: dense, strictly increasing integers
+ * handed out from blocks leased from a backend (file, postgres, etcd, mariadb) with
+ * one atomic operation each, the next block fetched in the background (Leaf's double
+ * buffer), the block size adapting to demand. Internal to the idgen binary (its own
+ * static library, so libidgen needs no database client); see docs/segment.md. */
+#ifndef IDGEN_SEGMENT_H
+#define IDGEN_SEGMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "idgen/clock.h"
+#include "idgen/error.h"
+#include "idgen/lease.h" /* idgen_lease_latency: the fetch latency histogram */
+
+#define IDGEN_SEGMENT_NAME_MAX 64 /* a name is 1-64 of [A-Za-z0-9_.-], not starting '.' */
+#define IDGEN_SEGMENT_WHY_MAX 256
+#define IDGEN_SEGMENT_DSN_MAX 1024
+/* The largest number any backend hands out: PostgreSQL's bigint, and what JSON clients
+ * can still read as a string. */
+#define IDGEN_SEGMENT_NUMBER_MAX INT64_MAX
+/* A block holds at most this many numbers (the generator's offset field). */
+#define IDGEN_SEGMENT_STEP_MAX (UINT64_C(1) << 30) /* PostgreSQL keeps it in an integer */
+
+/* ---- Backends ---------------------------------------------------------------------- */
+
+/* A block: count numbers, max - (count - 1) * stride up to max, stride apart (1 for one
+ * counter; the server count for Flickr's interleaved ticket servers). */
+typedef struct idgen__segment_block {
+  uint64_t max;
+  uint64_t count;
+  uint64_t stride;
+} idgen__segment_block;
+
+typedef struct idgen__segment_backend idgen__segment_backend;
+
+/* A backend is a struct whose first field points at its class. Calls on one backend
+ * come from one thread at a time (the generator's fetcher, or the CLI). Each returns 0
+ * or a negative error and, on failure, leaves one line in backend->why. */
+typedef struct idgen__segment_backend_class {
+  const char *name; /* "file", "postgres", "etcd", "mariadb" */
+  /* Creates what name needs (file, table and row, key; on every ticket server) so that
+   * its first block starts at 1 (mariadb: at the server's offset). 0 when created, 1
+   * when it existed already (left as it was). step is recorded where the backend keeps
+   * one (postgres). */
+  int (*init)(idgen__segment_backend *b, const char *name, uint64_t step);
+  /* Leases the next block of step numbers of name with one atomic operation of the
+   * backend, all of them above floor (the highest number this generator has leased
+   * before, 0 if none: only mariadb, whose servers count apart, needs it; the others
+   * are above it by construction, and the generator checks). The block is durable in
+   * the backend before this returns. -ENOENT when name was never initialised,
+   * IDGEN_ERANGE when the numbers would pass IDGEN_SEGMENT_NUMBER_MAX, IDGEN_EUNAVAIL
+   * or IDGEN_ETIMEDOUT when the backend cannot be reached, IDGEN_EPROTO for a reply
+   * that makes no sense (or a misconfigured ticket server). */
+  int (*fetch)(idgen__segment_backend *b, const char *name, uint64_t step, uint64_t floor,
+               idgen__segment_block *out);
+  void (*free)(idgen__segment_backend *b);
+} idgen__segment_backend_class;
+
+struct idgen__segment_backend {
+  const idgen__segment_backend_class *vtable;
+  char why[IDGEN_SEGMENT_WHY_MAX]; /* the last failure, one line */
+};
+
+/* Opens a backend by kind and DSN without contacting it (so a service can start while
+ * its backend is down); the DSN's syntax is checked here:
+ *   file      PATH: the file itself, or a directory that holds DIR/segment-NAME
+ *   postgres  a libpq connection string ("host=127.0.0.1 port=5432 dbname=ids") or URI
+ *   etcd      URL[,URL...] (http://127.0.0.1:2379)
+ *   mariadb   servers=HOST:PORT[,HOST:PORT...] [database=test] [user=root]
+ *             [password=...] [table=tickets64]
+ * timeout_ms bounds each request (0: 5000). IDGEN_EINVAL with one line in err for an
+ * unknown kind or a bad DSN. */
+int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
+                                const char *dsn, int64_t timeout_ms, char *err,
+                                size_t errlen);
+static inline void idgen__segment_backend_free(idgen__segment_backend *b) {
+  if (b)
+    b->vtable->free(b);
+}
+/* "file, postgres, etcd, mariadb": for usage lines. */
+const char *idgen__segment_backend_kinds(void);
+
+/* 0 if name is a valid generator name, else IDGEN_EINVAL. */
+int idgen__segment_name_check(const char *name);
+
+/* Sets b->why, printf style; returns err. */
+int idgen__segment_why(idgen__segment_backend *b, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The backends' constructors (backend.c dispatches by kind). */
+int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
+                            int64_t timeout_ms, char *err, size_t errlen);
+int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
+                                int64_t timeout_ms, char *err, size_t errlen);
+int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
+                            int64_t timeout_ms, char *err, size_t errlen);
+int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
+                               int64_t timeout_ms, char *err, size_t errlen);
+
+/* ---- The generator ----------------------------------------------------------------- */
+
+typedef struct idgen__segment idgen__segment;
+
+typedef struct idgen__segment_config {
+  const char *name;                /* copied by idgen__segment_new */
+  idgen__segment_backend *backend; /* required; not owned: free it after the generator */
+  idgen_clock *clock;              /* required; measures block lifetimes and retries */
+  uint64_t step;                   /* the first and the smallest block; default 1000 */
+  uint64_t max_step;               /* the largest block; default 100000 (at least step) */
+  int prefetch_pct;  /* fetch the next block once this much of the current one is
+                        used, 0-100; default 20 */
+  int64_t period_ns; /* target block lifetime: the step doubles when a block lasts
+                        less, halves when it lasts more than twice this; default
+                        15 min */
+  int64_t retry_ns;  /* after a failed fetch, try again this much later; default 1 s */
+  int manual;        /* 0: a fetcher thread of its own (the service). 1: no thread;
+                        fetches run in idgen__segment_run_fetcher, or inline in a
+                        call that finds nothing to hand out (tests, tools) */
+} idgen__segment_config;
+
+/* The defaults above, for name, backend and clock. */
+void idgen__segment_config_init(idgen__segment_config *c, const char *name,
+                                idgen__segment_backend *backend, idgen_clock *clock);
+
+/* Checks the config (name, steps, percentages) and creates the generator. Nothing is
+ * fetched yet in manual mode; otherwise the thread starts fetching the first block at
+ * once (see idgen__segment_wait_ready). IDGEN_EINVAL with one line in err. */
+int idgen__segment_new(idgen__segment **out, const idgen__segment_config *config, char *err,
+                       size_t errlen);
+/* Stops the fetcher (waiting for a fetch in flight to end) and frees; NULL is fine. No
+ * other call may be running on it. Numbers leased and not handed out are lost (gaps). */
+void idgen__segment_free(idgen__segment *seg);
+
+/* Hands out the next number. Thread-safe; lock-free (one CAS) while the current block
+ * lasts. Each thread's numbers rise strictly, and no number is handed out twice, here
+ * or by any other generator of the same name on the same backend. When the current
+ * block is used up it moves to the buffered one; when none is buffered it waits for
+ * the fetch in flight, or fails at once with IDGEN_EBACKEND if the backend's last
+ * answer was a failure (idgen__segment_last_error says why); it hands out numbers
+ * again, by itself, once a fetch succeeds. */
+int idgen__segment_next(idgen__segment *seg, uint64_t *out);
+/* Hands out n numbers into out[0..n), increasing (runs of consecutive numbers within a
+ * block). Returns n, or a negative error if none was handed out, or the count handed
+ * out before an error. Thread-safe. */
+int64_t idgen__segment_next_batch(idgen__segment *seg, uint64_t *out, size_t n);
+
+/* Waits (relative sleeps) up to timeout_ms for a first block: 0 once one was fetched,
+ * the fetch's error if it failed (after the first attempt), IDGEN_ETIMEDOUT. */
+int idgen__segment_wait_ready(idgen__segment *seg, int64_t timeout_ms);
+
+/* Manual mode: runs the fetcher once in the calling thread: fetches a block if one is
+ * due (the buffered slot is empty, the current block is prefetch_pct used, and no
+ * retry pause is running on the clock). 1 if it fetched, 0 if nothing was due, or the
+ * fetch's error. */
+int idgen__segment_run_fetcher(idgen__segment *seg);
+
+/* The last fetch error, one line ("" if the last fetch succeeded). Thread-safe. */
+void idgen__segment_last_error(idgen__segment *seg, char *out, size_t outlen);
+
+typedef struct idgen__segment_stats {
+  uint64_t issued;         /* numbers handed out */
+  uint64_t blocks_fetched; /* blocks leased from the backend */
+  uint64_t backend_errors; /* failed fetches */
+  uint64_t refused;        /* calls refused with IDGEN_EBACKEND */
+  uint64_t waits;          /* calls that found no block and waited for a fetch */
+  uint64_t step;           /* the step of the last block (config step before any) */
+  uint64_t current_left;   /* numbers left in the current block */
+  uint64_t next_left;      /* numbers in the buffered block (0: none) */
+  uint64_t last_max;       /* the highest number leased so far (0: none) */
+  int backend_ok;          /* 1 if the last fetch succeeded (0 before the first) */
+  int ready;               /* readiness: a number can be handed out now, or the
+                              backend answered its last call (a call waits at most
+                              for one fetch) */
+  idgen_lease_latency fetch_latency; /* every fetch, in the lease histogram's buckets */
+} idgen__segment_stats;
+
+/* A snapshot of the counters. Thread-safe. */
+void idgen__segment_stats_get(idgen__segment *seg, idgen__segment_stats *out);
+const char *idgen__segment_name(const idgen__segment *seg);
+
+#endif

@@ -1,0 +1,179 @@
+# shellcheck shell=bash disable=SC2154 # backend_stop/backend_start come from the caller
+# segment_common.bash: sourced by tests/integration/segment_*.sh. The scenarios every
+# segment backend must pass against its real server, run by segment_load processes (a
+# generator with its own fetcher thread, as the service runs it) whose histories
+# `idgen check --integers` judges. The caller sets B (backend), DSN, and defines
+# backend_stop and backend_start (the backend's server going away and coming back).
+set -Eeuo pipefail
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
+IDGEN=${1:?usage: $0 /path/to/idgen}
+SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
+LOAD=$BUILD/segment_load
+[[ -x $LOAD ]] || { echo "segment_load not built at $LOAD" >&2; exit 1; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/idgen-segment-test.XXXXXX")
+chmod 755 "$T" # PostgreSQL runs as its own user
+load_pids=()
+stop_servers() { :; } # the caller's: stops what it started
+
+cleanup() {
+  local p
+  for p in "${load_pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  stop_servers || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$T"/*.err; do [[ -f $f ]] && { echo "== $f" >&2; tail -5 "$f" >&2; }; done
+  exit 1
+}
+ok() { echo "ok - $*"; }
+now_ms() { date +%s%3N; }
+
+seg() { "$IDGEN" segment "$1" --backend "$B" --dsn "$DSN" "${@:2}"; }
+
+# load PROCESS NAME [segment_load options]: starts a load process in the background
+# (history $T/PROCESS.log, stderr $T/PROCESS.err); sets LOAD_PID.
+load() {
+  local process=$1 name=$2
+  shift 2
+  "$LOAD" --backend "$B" --dsn "$DSN" --name "$name" --process "$process" \
+    --out "$T/$process.log" "$@" 2>"$T/$process.err" &
+  LOAD_PID=$!
+  load_pids+=("$LOAD_PID")
+}
+# wait_lines FILE N [PATTERN]: until FILE has N lines matching PATTERN (60 s at most).
+wait_lines() {
+  local n=0
+  for _ in $(seq 600); do
+    n=$(grep -c -- "${3:-.}" "$1" 2>/dev/null || true)
+    [[ ${n:-0} -ge $2 ]] && return 0
+    sleep 0.1
+  done
+  fail "$1: $n lines matching '${3:-.}' after 60 s, want $2"
+}
+stat_of() { sed -n "s/^SEGMENTLOAD.* $2=\([0-9]*\).*/\1/p" "$T/$1.err"; }
+numbers_of() { awk '$3 != "ERR" { print $3 }' "$@"; }
+max_of() { awk '$3 != "ERR" && $3 > m { m = $3 } END { print m + 0 }' "$@"; }
+min_of() { awk '$3 != "ERR" && (!n++ || $3 < m) { m = $3 } END { print m + 0 }' "$@"; }
+check_histories() { # files...: idgen check --integers passes
+  "$IDGEN" check --integers "$@" >"$T/check.out" || fail "idgen check: $(cat "$T/check.out")"
+}
+
+# 1. Two processes sharing one name get disjoint numbers; so do two CLI runs.
+scenario_two_processes() {
+  seg init shared >/dev/null
+  load p1 shared --count 40000 --step 300 --max-step 3000
+  local a=$LOAD_PID
+  load p2 shared --count 40000 --step 300 --max-step 3000 --batch 7
+  local b=$LOAD_PID
+  wait "$a" || fail "p1 failed"
+  wait "$b" || fail "p2 failed"
+  seg next -n 3000 --step 100 shared >"$T/cli1.txt" &
+  local c=$!
+  seg next -n 3000 --step 100 shared >"$T/cli2.txt" || fail "segment next failed"
+  wait "$c" || fail "segment next failed"
+  check_histories "$T/p1.log" "$T/p2.log"
+  local all dup
+  all=$( (numbers_of "$T/p1.log" "$T/p2.log"; cat "$T/cli1.txt" "$T/cli2.txt") | wc -l)
+  dup=$( (numbers_of "$T/p1.log" "$T/p2.log"; cat "$T/cli1.txt" "$T/cli2.txt") | sort -n | uniq -d | wc -l)
+  [[ $all -eq 86000 && $dup -eq 0 ]] || fail "two processes: $all numbers, $dup repeated"
+  ok "two processes and two CLI runs sharing one name: 86000 numbers, none twice"
+}
+
+# 2. kill -9 in the middle of a block, then a restart: no number comes back. With one
+# counter (all but mariadb), the restarted process starts above everything before it.
+scenario_kill9() {
+  local above=${1:-yes}
+  seg init crash >/dev/null
+  load k1 crash --step 100000 --pace-us 20
+  wait_lines "$T/k1.log" 3000
+  kill -KILL "$LOAD_PID"
+  wait "$LOAD_PID" 2>/dev/null || true
+  load k2 crash --count 5000 --step 1000
+  wait "$LOAD_PID" || fail "k2 failed"
+  check_histories "$T/k1.log" "$T/k2.log"
+  local last first
+  last=$(max_of "$T/k1.log")
+  first=$(min_of "$T/k2.log")
+  if [[ $above == yes ]]; then
+    [[ $first -gt $last ]] || fail "after kill -9: k2 starts at $first, k1 reached $last"
+  fi
+  ok "kill -9 mid-block (k1 reached $last), restart: k2 from $first, no number twice"
+}
+
+# 3. The backend goes away under load: the buffered numbers are served, then a clear
+# refusal (IDGEN_EBACKEND), and numbers again once it is back, by itself.
+scenario_outage() {
+  seg init outage >/dev/null
+  # Blocks of 20000 at most 5000 a second: the buffer outlasts the stop by seconds.
+  load o1 outage --step 20000 --pace-us 200 --retry-ms 200
+  local pid=$LOAD_PID
+  wait_lines "$T/o1.log" 25000 # the second block is in use, the third buffered
+  backend_stop
+  local stopped
+  stopped=$(now_ms)
+  wait_lines "$T/o1.log" 1 ' ERR '
+  local served
+  served=$(awk -v t="$stopped" '$3 == "ERR" { exit } $1 > t { n++ } END { print n + 0 }' "$T/o1.log")
+  [[ $served -gt 0 ]] || fail "nothing served from the buffer after the backend stopped"
+  awk '$3 == "ERR" && $4 != "IDGEN_EBACKEND" { bad = 1 } END { exit !bad }' "$T/o1.log" &&
+    fail "refusals other than IDGEN_EBACKEND"
+  backend_start
+  local errs
+  errs=$(grep -c ' ERR ' "$T/o1.log")
+  for _ in $(seq 600); do
+    awk '$3 == "ERR" { e = NR } END { exit !(e && NR > e) }' "$T/o1.log" && break
+    sleep 0.1
+  done
+  awk '$3 == "ERR" { e = NR } END { exit !(e && NR > e) }' "$T/o1.log" ||
+    fail "no number after the backend came back"
+  kill -TERM "$pid"
+  wait "$pid" || fail "o1 failed"
+  check_histories "$T/o1.log"
+  [[ $(stat_of o1 backend_errors) -gt 0 && $(stat_of o1 refused) -gt 0 ]] ||
+    fail "counters: $(tail -1 "$T/o1.err")"
+  ok "backend down: $served numbers served from the buffer, then $errs+ refusals (IDGEN_EBACKEND), then numbers again"
+}
+
+# 4. The step adapts: blocks used up in far less than the period double it, to max_step.
+scenario_step() {
+  seg init adapt >/dev/null
+  load s1 adapt --count 30000 --step 100 --max-step 6400
+  wait "$LOAD_PID" || fail "s1 failed"
+  check_histories "$T/s1.log"
+  local step blocks
+  step=$(stat_of s1 step) blocks=$(stat_of s1 blocks)
+  [[ $step -eq 6400 && $blocks -lt 20 ]] || fail "step $step after $blocks blocks, want 6400"
+  ok "step doubled from 100 to $step: $blocks blocks for 30000 numbers"
+}
+
+# 5. Bad configuration: one line and exit 2; an uninitialised name: one line and exit 1.
+scenario_bad_config() {
+  local bad_dsn=$1 status
+  status=0
+  "$IDGEN" segment next --backend "$B" --dsn "$bad_dsn" x >"$T/out" 2>"$T/err" || status=$?
+  [[ $status -eq 2 && ! -s $T/out && $(wc -l <"$T/err") -eq 1 ]] ||
+    fail "bad DSN: exit $status, $(cat "$T/err")"
+  status=0
+  seg next never-made >"$T/out" 2>"$T/err" || status=$?
+  [[ $status -eq 1 && ! -s $T/out && $(wc -l <"$T/err") -eq 1 ]] && grep -q 'init' "$T/err" ||
+    fail "uninitialised name: exit $status, $(cat "$T/err")"
+  status=0
+  seg next -n 0 x 2>"$T/err" || status=$?
+  [[ $status -eq 2 && $(wc -l <"$T/err") -eq 1 ]] || fail "-n 0: exit $status"
+  status=0
+  seg init 'bad/name' 2>"$T/err" || status=$?
+  [[ $status -eq 2 && $(wc -l <"$T/err") -eq 1 ]] || fail "bad name: exit $status"
+  status=0
+  "$LOAD" --backend "$B" --dsn "$DSN" --name x --process p --out "$T/x.log" --step 10 \
+    --max-step 5 2>"$T/err" || status=$?
+  [[ $status -eq 2 ]] && grep -q 'max_step 5 is outside step (10)' "$T/err" ||
+    fail "max_step below step: exit $status, $(cat "$T/err")"
+  local first second
+  first=$(seg init again) second=$(seg init again)
+  [[ $first == "created 'again' in $B" && $second == "'again' already exists in $B: left as it was" ]] ||
+    fail "init twice: '$first' then '$second'"
+  ok "bad DSN, uninitialised name, bad count, bad name, bad step: one line each; init twice is harmless"
+}
