@@ -87,6 +87,14 @@ expect 2 lease --lease bogus
 expect 2 lease --lease static
 expect 2 lease --lease-ttl x
 expect 1 lease --lease etcd --etcd "http://127.0.0.1:$closed_port"
+# segment
+expect 2 segment
+expect 2 segment bogus
+expect 2 segment next
+expect 2 segment next -n 0 seq
+expect 2 segment next --backend bogus seq
+expect 2 segment init --bogus seq
+expect 1 segment next --backend etcd --dsn "http://127.0.0.1:$closed_port" --timeout 500 seq
 # check
 expect 2 check
 expect 2 check "$dir/missing.history"
