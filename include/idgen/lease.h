@@ -243,6 +243,13 @@ IDGEN_API void idgen_lease_latency_get(idgen_lease *lease, idgen_lease_latency *
  * http://127.0.0.1:2379: Connection refused"). */
 IDGEN_API int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
                                const idgen_layout *layout, char *err, size_t errlen);
+/* Like idgen_lease_open, to look only (idgen_lease_holders, idgen_lease_describe): it
+ * makes and writes nothing, so a missing state directory holds no worker IDs, and
+ * idgen_lease_acquire on it refuses with IDGEN_EINVAL (etcd: opening only reads
+ * anyway; do not acquire on it either). */
+IDGEN_API int idgen_lease_open_readonly(idgen_lease **out, const idgen_lease_config *config,
+                                        const idgen_layout *layout, char *err,
+                                        size_t errlen);
 
 static inline int idgen_lease_acquire(idgen_lease *l, idgen_lease_grant *out) {
   return l->vtable->acquire(l, out);

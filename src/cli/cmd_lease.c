@@ -45,7 +45,8 @@ static void usage(FILE *out) {
           "usage: idgen lease [--layout L] [lease options]\n"
           "\n"
           "Shows what a worker-ID provider would claim, without claiming it, and the\n"
-          "current holders and high-water marks (HWM) it knows of. Providers:\n"
+          "current holders and high-water marks (HWM) it knows of. It only reads: it\n"
+          "makes no state directory and writes no file. Providers:\n"
           "  file    one host: the smallest worker-N lock file free in the state dir\n"
           "  etcd    a fleet: etcd v3 leases, HWM written only while the lease holds\n"
           "  k8s     StatefulSet ordinal (IDGEN_POD_INDEX or the -N hostname suffix) +\n"
@@ -142,19 +143,12 @@ int idgen__cmd_lease(int argc, char **argv) {
   if (idgen_lease_config_check(&config, &layout, err, sizeof err))
     return cli_error(CLI_USAGE, "lease", "%s", err);
   idgen_lease *lease;
-  int rc = idgen_lease_open(&lease, &config, &layout, err, sizeof err);
+  int rc = idgen_lease_open_readonly(&lease, &config, &layout, err, sizeof err);
   if (rc)
     return cli_error(CLI_FAILED, "lease", "%s", err);
 
-  char line[512];
-  idgen_lease_describe(lease, line, sizeof line);
-  printf("provider: %s\n", line);
-  int64_t maxerr = 0;
-  int sync = idgen_ntp_synced(&maxerr);
-  printf("ntp: %s\n", sync == 1   ? "synchronised (adjtimex)"
-                      : sync == 0 ? "NOT synchronised (adjtimex)"
-                                  : "unknown (adjtimex failed)");
-  /* Every holder of the namespace: datacenters and layouts other than ours too. */
+  /* The holders first: a failure prints nothing on stdout. Every holder of the
+   * namespace: datacenters and layouts other than ours too. */
   size_t cap = 256, count = 0;
   idgen_lease_holder *hs = NULL;
   for (;;) {
@@ -176,6 +170,14 @@ int idgen__cmd_lease(int argc, char **argv) {
     idgen_lease_free(lease);
     return CLI_FAILED;
   }
+  char line[512];
+  idgen_lease_describe(lease, line, sizeof line);
+  printf("provider: %s\n", line);
+  int64_t maxerr = 0;
+  int sync = idgen_ntp_synced(&maxerr);
+  printf("ntp: %s\n", sync == 1   ? "synchronised (adjtimex)"
+                      : sync == 0 ? "NOT synchronised (adjtimex)"
+                                  : "unknown (adjtimex failed)");
   printf("holders: %zu\n", count);
   print_holders(hs, count);
   free(hs);

@@ -21,11 +21,5 @@ int idgen__cmd_serve(int argc, char **argv) {
   }
   if (idgen__serve_config_check(&cfg, err, sizeof err) < 0)
     return cli_error(CLI_USAGE, "serve", "%s", err);
-  /* The lease options against the layout (--datacenter needs two node fields, ...): a
-   * usage error too. A bad layout is the server's to report. */
-  idgen_layout layout;
-  if (idgen_layout_parse(cfg.layout, strlen(cfg.layout), 0, &layout, NULL, 0) == 0 &&
-      idgen_lease_config_check(&cfg.lease, &layout, err, sizeof err))
-    return cli_error(CLI_USAGE, "serve", "%s", err);
   return idgen__serve_run(&cfg) == 0 ? CLI_OK : CLI_FAILED;
 }

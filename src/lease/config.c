@@ -447,8 +447,8 @@ void idgen_keeper_config_from(idgen_keeper_config *out, const idgen_lease_config
   out->hwm_wait_max_ms = c->hwm_wait_max_ms;
 }
 
-int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
-                     const idgen_layout *layout, char *err, size_t errlen) {
+static int open_lease(idgen_lease **out, const idgen_lease_config *config,
+                      const idgen_layout *layout, int readonly, char *err, size_t errlen) {
   if (!out || !config || !layout)
     return fail(err, errlen, "no config");
   int rc = idgen_lease_config_check(config, layout, err, errlen);
@@ -468,22 +468,33 @@ int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
   }
   switch (config->kind) {
   case IDGEN_LEASE_FILE:
-    return idgen__lease_file_new(out, config, &space, err, errlen);
+    return idgen__lease_file_new(out, config, &space, readonly, err, errlen);
   case IDGEN_LEASE_STATIC:
-    return idgen__lease_fixed_new(out, config, &space, (uint64_t)config->worker_id, err,
-                                  errlen);
+    return idgen__lease_fixed_new(out, config, &space, (uint64_t)config->worker_id,
+                                  readonly, err, errlen);
   case IDGEN_LEASE_K8S: {
     int64_t ord = 0;
     rc = idgen__k8s_ordinal(config, &ord, err, errlen);
     if (rc)
       return rc;
     return idgen__lease_fixed_new(out, config, &space,
-                                  (uint64_t)(ord + config->worker_id_offset), err, errlen);
+                                  (uint64_t)(ord + config->worker_id_offset), readonly, err,
+                                  errlen);
   }
-  case IDGEN_LEASE_ETCD:
+  case IDGEN_LEASE_ETCD: /* opening only reads: a status call */
     return idgen__lease_etcd_new(out, config, &space, err, errlen);
   }
   return fail(err, errlen, "unknown lease provider");
+}
+
+int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
+                     const idgen_layout *layout, char *err, size_t errlen) {
+  return open_lease(out, config, layout, 0, err, errlen);
+}
+
+int idgen_lease_open_readonly(idgen_lease **out, const idgen_lease_config *config,
+                              const idgen_layout *layout, char *err, size_t errlen) {
+  return open_lease(out, config, layout, 1, err, errlen);
 }
 
 int idgen_ntp_synced(int64_t *maxerror_us) {

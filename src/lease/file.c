@@ -32,6 +32,7 @@ typedef struct file_lease {
   idgen__hwm_file f;        /* f.fd >= 0 while held */
   uint64_t worker;          /* the claimed value held */
   uint64_t fork_gen;        /* the fork generation when it was opened */
+  int readonly;             /* opened to look only: nothing is made or written */
 } file_lease;
 
 /* A worker file: root/worker-<w>, or root/dc-<dc>/worker-<w> under a datacenter. */
@@ -187,6 +188,8 @@ static int take(file_lease *fl, uint64_t w, int64_t *hwm_ms) {
 
 static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
   file_lease *fl = (file_lease *)l;
+  if (fl->readonly)
+    return idgen__why(l, IDGEN_EINVAL, "opened read-only: it claims no worker ID");
   int rc = refuse_in_child(fl);
   if (rc)
     return rc;
@@ -348,6 +351,10 @@ static int file_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
                         size_t *count) {
   file_lease *fl = (file_lease *)l;
   DIR *d = opendir(fl->root);
+  if (!d && errno == ENOENT && fl->readonly) {
+    *count = 0; /* nobody has served from it yet */
+    return 0;
+  }
   if (!d)
     return idgen__why(l, -errno, "state dir %s: %s", fl->root, strerror(errno));
   size_t n = 0;
@@ -415,7 +422,7 @@ static const idgen_lease_class k8s_class = {"k8s",          file_acquire, file_k
 
 static int open_common(idgen_lease **out, const idgen_lease_config *c,
                        const idgen_lease_class *cls, const idgen_lease_space *space,
-                       int64_t fixed, char *err, size_t errlen) {
+                       int64_t fixed, int readonly, char *err, size_t errlen) {
   char root[IDGEN_LEASE_PATH_MAX], dir[IDGEN_LEASE_PATH_MAX + 32];
   if (c->state_dir[0])
     snprintf(root, sizeof root, "%s", c->state_dir);
@@ -430,7 +437,7 @@ static int open_common(idgen_lease **out, const idgen_lease_config *c,
       snprintf(err, errlen, "state dir %s: too long", dir);
     return IDGEN_EINVAL;
   }
-  int rc = idgen__state_dir_ready(dir, err, errlen);
+  int rc = readonly ? 0 : idgen__state_dir_ready(dir, err, errlen);
   if (rc)
     return rc;
   file_lease *fl = calloc(1, sizeof *fl);
@@ -451,18 +458,20 @@ static int open_common(idgen_lease **out, const idgen_lease_config *c,
   fl->alias_claim.fd = -1;
   idgen__fork_watch();
   fl->fork_gen = idgen__fork_generation();
+  fl->readonly = readonly;
   *out = &fl->base;
   return 0;
 }
 
 int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *c,
-                          const idgen_lease_space *space, char *err, size_t errlen) {
-  return open_common(out, c, &file_class, space, -1, err, errlen);
+                          const idgen_lease_space *space, int readonly, char *err,
+                          size_t errlen) {
+  return open_common(out, c, &file_class, space, -1, readonly, err, errlen);
 }
 
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *c,
-                           const idgen_lease_space *space, uint64_t claimed, char *err,
-                           size_t errlen) {
+                           const idgen_lease_space *space, uint64_t claimed, int readonly,
+                           char *err, size_t errlen) {
   return open_common(out, c, c->kind == IDGEN_LEASE_K8S ? &k8s_class : &static_class, space,
-                     (int64_t)claimed, err, errlen);
+                     (int64_t)claimed, readonly, err, errlen);
 }

@@ -89,12 +89,15 @@ void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
 int idgen__k8s_ordinal(const idgen_lease_config *config, int64_t *out, char *err,
                        size_t errlen);
 
+/* readonly (idgen_lease_open_readonly): neither make nor write to the state dir; a
+ * missing one holds no IDs; acquire refuses. */
 int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
-                          const idgen_lease_space *space, char *err, size_t errlen);
+                          const idgen_lease_space *space, int readonly, char *err,
+                          size_t errlen);
 /* Static and k8s: a fixed claimed value with a local HWM file. */
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
-                           const idgen_lease_space *space, uint64_t claimed, char *err,
-                           size_t errlen);
+                           const idgen_lease_space *space, uint64_t claimed, int readonly,
+                           char *err, size_t errlen);
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
                           const idgen_lease_space *space, char *err, size_t errlen);
 

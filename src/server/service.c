@@ -58,14 +58,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "out of memory");
     return IDGEN_ENOMEM;
   }
-  char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
-                              &svc->layout, why, sizeof why);
-  if (rc < 0) {
-    snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
-             why[0] ? why : idgen_strerror(rc));
+  idgen__serve_choices choices;
+  int rc = IDGEN_EINVAL;
+  if (idgen__serve_config_parse(cfg, &choices, err, errlen) < 0)
     goto fail;
-  }
+  svc->layout = choices.layout;
+  svc->policy = choices.policy;
   /* A generator's opaque tweak is its name: one key serves several generators, and
    * their opaque IDs still differ. */
   if (cfg->opaque_key_file[0] &&
@@ -73,21 +71,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
                                IDGEN__DEFAULT_GENERATOR, strlen(IDGEN__DEFAULT_GENERATOR),
                                &svc->opaque, err, errlen)) < 0)
     goto fail;
-  rc = idgen_policy_parse(cfg->policy, &svc->policy);
-  if (rc < 0) {
-    snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
-    goto fail;
-  }
-  if (!strcmp(cfg->clock, "mono")) {
-    idgen_clock_mono_init(&svc->mono);
-    svc->clock = &svc->mono.base;
-  } else if (!strcmp(cfg->clock, "wall")) {
+  if (choices.wall_clock) {
     idgen_clock_wall_init(&svc->wall);
     svc->clock = &svc->wall.base;
   } else {
-    rc = IDGEN_EINVAL;
-    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
-    goto fail;
+    idgen_clock_mono_init(&svc->mono);
+    svc->clock = &svc->mono.base;
   }
 
   idgen_gen_config gc;
@@ -341,13 +330,17 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
     add_time(out, st.deadline_ns / 1000000);
   idgen__buf_adds(out, ",\"cap\":");
   add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
+  char lease_error[256];
+  idgen_keeper_last_error(svc->keeper, lease_error, sizeof lease_error);
+  idgen__buf_adds(out, ",\"last_error\":");
+  idgen__buf_add_json_str(out, lease_error, strlen(lease_error));
   idgen__buf_adds(out, "},\"hwm\":");
   add_time(out, ks.hwm_ms);
   idgen__buf_addf(out,
-                  ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64
-                  ",\"clock\":{\"source\":\"%s\","
+                  ",\"hwm_ms\":%" PRId64 ",\"hwm_ahead_ms\":%" PRId64 ",\"now_ms\":%" PRId64
+                  ",\"last_ms\":%" PRId64 ",\"clock\":{\"source\":\"%s\","
                   "\"policy\":\"%s\"},\"ready\":%s",
-                  ks.hwm_ms, st.last_ms,
+                  ks.hwm_ms, svc->cfg.lease.ahead_ms, idgen_wall_ns() / 1000000, st.last_ms,
                   svc->clock == &svc->mono.base ? "monotonic anchored to wall" : "wall",
                   idgen_policy_name(svc->policy), ready ? "true" : "false");
   if (!ready) {
@@ -392,6 +385,7 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
 }
 
 void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
+  idgen__metrics_render_build_info(svc->layout.name, svc->provider, out);
   idgen__metrics_render(svc->shards, svc->nshards, out);
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
@@ -421,19 +415,23 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_worker_id The worker ID held.\n"
       "# TYPE idgen_worker_id gauge\n"
       "idgen_worker_id %" PRIu64 "\n"
-      "# HELP idgen_last_issued_ms Unix ms of the newest time field issued.\n"
-      "# TYPE idgen_last_issued_ms gauge\n"
-      "idgen_last_issued_ms %" PRId64 "\n"
-      "# HELP idgen_cap_ms Unix ms above which nothing is issued (0: no cap).\n"
-      "# TYPE idgen_cap_ms gauge\n"
-      "idgen_cap_ms %" PRId64 "\n"
+      "# HELP idgen_last_issued_timestamp_seconds The newest time field issued, Unix "
+      "seconds.\n"
+      "# TYPE idgen_last_issued_timestamp_seconds gauge\n"
+      "idgen_last_issued_timestamp_seconds %.3f\n"
+      "# HELP idgen_cap_timestamp_seconds The time above which nothing is issued, Unix "
+      "seconds (0: no cap).\n"
+      "# TYPE idgen_cap_timestamp_seconds gauge\n"
+      "idgen_cap_timestamp_seconds %.3f\n"
       "# HELP idgen_ready 1 while /readyz answers 200.\n"
       "# TYPE idgen_ready gauge\n"
       "idgen_ready %d\n",
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
       st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker,
-      st.last_ms, st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, ready);
+      (double)st.last_ms / 1e3, st.cap_ms == IDGEN_NO_CAP ? 0.0 : (double)st.cap_ms / 1e3,
+      ready);
   idgen__metrics_render_open(svc->conns, out);
+  idgen__metrics_render_process(out);
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
   idgen__buf_addf(
@@ -455,11 +453,12 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
       "# TYPE idgen_hwm_writes_total counter\n"
       "idgen_hwm_writes_total %" PRIu64 "\n"
-      "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
-      "# TYPE idgen_hwm_persisted_ms gauge\n"
-      "idgen_hwm_persisted_ms %" PRId64 "\n",
+      "# HELP idgen_hwm_persisted_timestamp_seconds The last HWM persisted (the cap), "
+      "Unix seconds.\n"
+      "# TYPE idgen_hwm_persisted_timestamp_seconds gauge\n"
+      "idgen_hwm_persisted_timestamp_seconds %.3f\n",
       ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.skipped,
-      ks.hwm_writes, ks.hwm_ms);
+      ks.hwm_writes, (double)ks.hwm_ms / 1e3);
   idgen__buf_adds(out, "# HELP idgen_lease_state The lease keeper's state: 1 for the one "
                        "it is in.\n"
                        "# TYPE idgen_lease_state gauge\n");

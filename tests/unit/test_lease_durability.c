@@ -77,7 +77,9 @@ static idgen_lease *hold_worker_0(void) {
   idgen_lease_config_init(&c);
   c.kind = IDGEN_LEASE_FILE;
   snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
-  snprintf(c.ns, sizeof c.ns, "test-durability-%ld", (long)getpid());
+  /* Worker IDs are claimed host-wide per namespace: one of its own keeps worker 0 free
+   * of the other tests and servers on this machine. */
+  snprintf(c.ns, sizeof c.ns, "durability-%ld", (long)getpid());
   idgen_lease *l = NULL;
   char err[256];
   idgen_layout snowflake;
