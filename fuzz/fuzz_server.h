@@ -49,8 +49,8 @@ static void fuzz_server_init(void) {
   if (idgen__svc_new(&fuzz_svc, &cfg, 1, err, sizeof err) < 0 ||
       idgen__tctx_init(&fuzz_tctx, fuzz_svc, 0) < 0)
     abort();
-  const char *reason;
-  for (int i = 0; i < 500 && !idgen__svc_ready(fuzz_svc, &reason); i++)
+  char reason[256];
+  for (int i = 0; i < 500 && !idgen__svc_ready(fuzz_svc, reason, sizeof reason); i++)
     nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
 }
 
