@@ -489,11 +489,16 @@ static void usage(FILE *out) {
     fprintf(out, "  --%s%s%s\n      %s%s%s%s\n", lo[i].name, lo[i].has_arg ? "=" : "",
             lo[i].has_arg ? lo[i].arg : "", lo[i].help, lo[i].env ? " (" : "",
             lo[i].env ? lo[i].env : "", lo[i].env ? ")" : "");
-  fprintf(out, "\nGenerator options in the --config file, by kind (docs/generators.md):\n");
-  for (unsigned k = 0; k < KIND_COUNT; k++) {
+  fprintf(out,
+          "\nGenerators of the --config file (YAML: generators: NAME: {kind: K, ...}),\n"
+          "served as GET /v1/id?name=NAME, /v1/ids?name=NAME&count=N, RESP ID NAME,\n"
+          "IDS NAME N (docs/generators.md). The options of each kind:\n");
+  static const idgen__kind order[] = {KIND_SNOWFLAKE, KIND_SEGMENT, KIND_UUID7, KIND_UUID4,
+                                      KIND_ULID};
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
     char keys[512];
-    keys_of((idgen__kind)k, keys, sizeof keys);
-    fprintf(out, "  %-9s %s\n", idgen__kind_name((idgen__kind)k), keys);
+    keys_of(order[k], keys, sizeof keys);
+    fprintf(out, "  %-9s %s\n", idgen__kind_name(order[k]), keys);
   }
   fprintf(out,
           "\n  --print-config\n      print the effective configuration and exit\n"
