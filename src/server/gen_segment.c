@@ -2,6 +2,7 @@
  * (src/segment/), the next block fetched by the generator's own thread; its readiness,
  * info and metrics. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,78 +196,56 @@ static void seg_watch(idgen__generator *g) {
 
 /* ---- Metrics --------------------------------------------------------------------- */
 
-static void sample(idgen__generator *g, const char *name, const char *labels, double v,
-                   idgen__buf *out) {
-  idgen__buf_addf(out, "%s{", name);
-  idgen__gen_label(g, out);
-  idgen__buf_addf(out, "%s} %.15g\n", labels, v);
-}
-
 #define STATS(g)                                                                           \
   idgen__segment_stats st;                                                                 \
   idgen__segment_stats_get(of(g)->seg, &st)
 
-static void m_blocks(idgen__generator *g, const char *name, idgen__buf *out) {
+/* A family that shows one uint64_t field of the stats as it is. */
+static void m_field(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   STATS(g);
-  sample(g, name, "", (double)st.blocks_fetched, out);
+  idgen__gen_sample_u64(g, f, &st, out);
 }
-static void m_fetch_latency(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_fetch_latency(idgen__generator *g, const idgen__gen_family *f,
+                            idgen__buf *out) {
   STATS(g);
   char labels[48];
   snprintf(labels, sizeof labels, ",backend=\"%s\"", of(g)->backend_name);
-  idgen__gen_add_histogram(g, name, labels, &st.fetch_latency, out);
+  idgen__gen_add_histogram(g, f->name, labels, &st.fetch_latency, out);
 }
-static void m_left(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_left(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   STATS(g);
-  sample(g, name, ",block=\"current\"", (double)st.current_left, out);
-  sample(g, name, ",block=\"next\"", (double)st.next_left, out);
+  idgen__gen_sample(g, f, ",block=\"current\"", (double)st.current_left, out);
+  idgen__gen_sample(g, f, ",block=\"next\"", (double)st.next_left, out);
 }
-static void m_step(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_up(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   STATS(g);
-  sample(g, name, "", (double)st.step, out);
+  idgen__gen_sample(g, f, "", st.backend_ok, out);
 }
-static void m_errors(idgen__generator *g, const char *name, idgen__buf *out) {
-  STATS(g);
-  sample(g, name, "", (double)st.backend_errors, out);
-}
-static void m_refused(idgen__generator *g, const char *name, idgen__buf *out) {
-  STATS(g);
-  sample(g, name, "", (double)st.refused, out);
-}
-static void m_waits(idgen__generator *g, const char *name, idgen__buf *out) {
-  STATS(g);
-  sample(g, name, "", (double)st.waits, out);
-}
-static void m_up(idgen__generator *g, const char *name, idgen__buf *out) {
-  STATS(g);
-  sample(g, name, "", st.backend_ok, out);
-}
-static void m_leased(idgen__generator *g, const char *name, idgen__buf *out) {
-  STATS(g);
-  sample(g, name, "", (double)st.last_max, out);
-}
+
+#define FIELD(f) m_field, offsetof(idgen__segment_stats, f)
 
 static const idgen__gen_family families[] = {
     {"idgen_segment_blocks_fetched_total", "counter",
-     "Blocks of numbers leased from the backend.", m_blocks},
+     "Blocks of numbers leased from the backend.", FIELD(blocks_fetched)},
     {"idgen_segment_fetch_duration_seconds", "histogram",
-     "Time to lease one block from the backend, failed attempts included.",
-     m_fetch_latency},
+     "Time to lease one block from the backend, failed attempts included.", m_fetch_latency,
+     0},
     {"idgen_segment_numbers_left", "gauge",
      "Numbers not yet handed out, in the current block and in the buffered next one.",
-     m_left},
+     m_left, 0},
     {"idgen_segment_step", "gauge",
-     "The size of the last block leased (it adapts to demand).", m_step},
+     "The size of the last block leased (it adapts to demand).", FIELD(step)},
     {"idgen_segment_backend_errors_total", "counter", "Failed attempts to lease a block.",
-     m_errors},
+     FIELD(backend_errors)},
     {"idgen_segment_refused_total", "counter",
-     "Calls refused: the backend down and no buffered number left.", m_refused},
+     "Calls refused: the backend down and no buffered number left.", FIELD(refused)},
     {"idgen_segment_waits_total", "counter",
-     "Calls that found both blocks used up and waited for a fetch.", m_waits},
+     "Calls that found both blocks used up and waited for a fetch.", FIELD(waits)},
     {"idgen_segment_backend_up", "gauge", "1 if the backend's last answer was a block.",
-     m_up},
+     m_up, 0},
     {"idgen_segment_leased_max", "gauge",
-     "The highest number leased so far: numbers handed out lie at or below it.", m_leased},
+     "The highest number leased so far: numbers handed out lie at or below it.",
+     FIELD(last_max)},
 };
 
 const idgen__gen_class idgen__gen_segment_class = {

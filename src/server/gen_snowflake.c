@@ -1,6 +1,7 @@
 /* gen_snowflake.c: the snowflake kind: a generator armed by its own lease keeper (the
  * worker-ID provider is known only here), its readiness, info and metrics. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,14 +273,7 @@ static void sf_watch(idgen__generator *g) {
   }
 }
 
-/* ---- Metrics: one sample function per family ------------------------------------ */
-
-static void sample(idgen__generator *g, const char *name, const char *labels, double v,
-                   idgen__buf *out) {
-  idgen__buf_addf(out, "%s{", name);
-  idgen__gen_label(g, out);
-  idgen__buf_addf(out, "%s} %.15g\n", labels, v);
-}
+/* ---- Metrics --------------------------------------------------------------------- */
 
 #define GEN_STATS(g)                                                                       \
   idgen_gen_stats st;                                                                      \
@@ -288,126 +282,118 @@ static void sample(idgen__generator *g, const char *name, const char *labels, do
   idgen_keeper_stats ks;                                                                   \
   idgen_keeper_stats_get(of(g)->keeper, &ks)
 
-static void m_seq_waits(idgen__generator *g, const char *name, idgen__buf *out) {
+/* Families that show one uint64_t field of the generator's or the keeper's stats. */
+static void m_gen(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   GEN_STATS(g);
-  sample(g, name, "", (double)st.seq_waits, out);
+  idgen__gen_sample_u64(g, f, &st, out);
 }
-static void m_clock_back(idgen__generator *g, const char *name, idgen__buf *out) {
-  GEN_STATS(g);
-  sample(g, name, ",outcome=\"waited\"", (double)st.clock_back_waited, out);
-  sample(g, name, ",outcome=\"logical\"", (double)st.clock_back_logical, out);
-  sample(g, name, ",outcome=\"failed\"", (double)st.clock_back_failed, out);
-}
-static void m_cap_waits(idgen__generator *g, const char *name, idgen__buf *out) {
-  GEN_STATS(g);
-  sample(g, name, "", (double)st.cap_waits, out);
-}
-static void m_refused(idgen__generator *g, const char *name, idgen__buf *out) {
-  GEN_STATS(g);
-  sample(g, name, ",reason=\"lease\"", (double)st.refused_lease, out);
-  sample(g, name, ",reason=\"cap\"", (double)st.refused_cap, out);
-  sample(g, name, ",reason=\"unarmed\"", (double)st.refused_unarmed, out);
-}
-static void m_worker(idgen__generator *g, const char *name, idgen__buf *out) {
-  GEN_STATS(g);
-  sample(g, name, "", (double)st.worker, out);
-}
-static void m_last_issued(idgen__generator *g, const char *name, idgen__buf *out) {
-  GEN_STATS(g);
-  sample(g, name, "", (double)st.last_ms / 1e3, out);
-}
-static void m_cap(idgen__generator *g, const char *name, idgen__buf *out) {
-  GEN_STATS(g);
-  sample(g, name, "", st.cap_ms == IDGEN_NO_CAP ? 0.0 : (double)st.cap_ms / 1e3, out);
-}
-static void m_renewals(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_keeper(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   KEEPER_STATS(g);
-  sample(g, name, ",outcome=\"ok\"", (double)ks.renewals, out);
-  sample(g, name, ",outcome=\"failed\"", (double)ks.renewal_failures, out);
+  idgen__gen_sample_u64(g, f, &ks, out);
 }
-static void m_losses(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_clock_back(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
+  GEN_STATS(g);
+  idgen__gen_sample(g, f, ",outcome=\"waited\"", (double)st.clock_back_waited, out);
+  idgen__gen_sample(g, f, ",outcome=\"logical\"", (double)st.clock_back_logical, out);
+  idgen__gen_sample(g, f, ",outcome=\"failed\"", (double)st.clock_back_failed, out);
+}
+static void m_refused(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
+  GEN_STATS(g);
+  idgen__gen_sample(g, f, ",reason=\"lease\"", (double)st.refused_lease, out);
+  idgen__gen_sample(g, f, ",reason=\"cap\"", (double)st.refused_cap, out);
+  idgen__gen_sample(g, f, ",reason=\"unarmed\"", (double)st.refused_unarmed, out);
+}
+static void m_last_issued(idgen__generator *g, const idgen__gen_family *f,
+                          idgen__buf *out) {
+  GEN_STATS(g);
+  idgen__gen_sample(g, f, "", (double)st.last_ms / 1e3, out);
+}
+static void m_cap(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
+  GEN_STATS(g);
+  idgen__gen_sample(g, f, "", st.cap_ms == IDGEN_NO_CAP ? 0.0 : (double)st.cap_ms / 1e3,
+                    out);
+}
+static void m_renewals(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   KEEPER_STATS(g);
-  sample(g, name, "", (double)ks.lease_lost, out);
+  idgen__gen_sample(g, f, ",outcome=\"ok\"", (double)ks.renewals, out);
+  idgen__gen_sample(g, f, ",outcome=\"failed\"", (double)ks.renewal_failures, out);
 }
-static void m_acquisitions(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_hwm(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   KEEPER_STATS(g);
-  sample(g, name, "", (double)ks.acquisitions, out);
+  idgen__gen_sample(g, f, "", (double)ks.hwm_ms / 1e3, out);
 }
-static void m_skipped(idgen__generator *g, const char *name, idgen__buf *out) {
-  KEEPER_STATS(g);
-  sample(g, name, "", (double)ks.skipped, out);
-}
-static void m_hwm_writes(idgen__generator *g, const char *name, idgen__buf *out) {
-  KEEPER_STATS(g);
-  sample(g, name, "", (double)ks.hwm_writes, out);
-}
-static void m_hwm(idgen__generator *g, const char *name, idgen__buf *out) {
-  KEEPER_STATS(g);
-  sample(g, name, "", (double)ks.hwm_ms / 1e3, out);
-}
-static void m_lease_state(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_lease_state(idgen__generator *g, const idgen__gen_family *f,
+                          idgen__buf *out) {
   KEEPER_STATS(g);
   for (unsigned i = IDGEN_KEEPER_ACQUIRING; i <= IDGEN_KEEPER_STOPPED; i++) {
     char labels[64];
     snprintf(labels, sizeof labels, ",state=\"%s\"",
              idgen_keeper_state_name((idgen_keeper_state)i));
-    sample(g, name, labels, (unsigned)ks.state == i, out);
+    idgen__gen_sample(g, f, labels, (unsigned)ks.state == i, out);
   }
 }
-static void m_lease_latency(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_lease_latency(idgen__generator *g, const idgen__gen_family *f,
+                            idgen__buf *out) {
   idgen_lease_latency lat;
   idgen_lease_latency_get(of(g)->lease, &lat);
   char labels[64];
   snprintf(labels, sizeof labels, ",provider=\"%s\"",
            idgen_lease_kind_name(of(g)->lease_cfg.kind));
-  idgen__gen_add_histogram(g, name, labels, &lat, out);
+  idgen__gen_add_histogram(g, f->name, labels, &lat, out);
 }
-static void m_datacenter(idgen__generator *g, const char *name, idgen__buf *out) {
+static void m_datacenter(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
   char labels[IDGEN_LEASE_NAME_MAX + 16];
   snprintf(labels, sizeof labels, ",region=\"%s\"", of(g)->lease_cfg.region);
-  sample(g, name, labels, (double)of(g)->space.datacenter, out);
+  idgen__gen_sample(g, f, labels, (double)of(g)->space.datacenter, out);
 }
-static void m_worker_range(idgen__generator *g, const char *name, idgen__buf *out) {
-  sample(g, name, ",bound=\"lo\"", (double)of(g)->space.lo, out);
-  sample(g, name, ",bound=\"hi\"", (double)of(g)->space.hi, out);
+static void m_worker_range(idgen__generator *g, const idgen__gen_family *f,
+                           idgen__buf *out) {
+  idgen__gen_sample(g, f, ",bound=\"lo\"", (double)of(g)->space.lo, out);
+  idgen__gen_sample(g, f, ",bound=\"hi\"", (double)of(g)->space.hi, out);
 }
+
+#define GEN(f) m_gen, offsetof(idgen_gen_stats, f)
+#define KEEPER(f) m_keeper, offsetof(idgen_keeper_stats, f)
 
 static const idgen__gen_family families[] = {
     {"idgen_sequence_exhausted_waits_total", "counter",
      "Times a time unit's sequence ran out and the generator waited for the next unit.",
-     m_seq_waits},
+     GEN(seq_waits)},
     {"idgen_clock_back_total", "counter",
-     "Calls that found the clock behind the last ID, by outcome.", m_clock_back},
+     "Calls that found the clock behind the last ID, by outcome.", m_clock_back, 0},
     {"idgen_cap_waits_total", "counter",
-     "Times the generator waited at the high-water cap.", m_cap_waits},
-    {"idgen_refused_total", "counter", "Calls refused, by reason.", m_refused},
-    {"idgen_worker_id", "gauge", "The worker ID held.", m_worker},
+     "Times the generator waited at the high-water cap.", GEN(cap_waits)},
+    {"idgen_refused_total", "counter", "Calls refused, by reason.", m_refused, 0},
+    {"idgen_worker_id", "gauge", "The worker ID held.", GEN(worker)},
     {"idgen_last_issued_timestamp_seconds", "gauge",
-     "The newest time field issued, Unix seconds.", m_last_issued},
+     "The newest time field issued, Unix seconds.", m_last_issued, 0},
     {"idgen_cap_timestamp_seconds", "gauge",
-     "The time above which nothing is issued, Unix seconds (0: no cap).", m_cap},
-    {"idgen_lease_renewals_total", "counter", "Lease keepalives, by outcome.", m_renewals},
-    {"idgen_lease_losses_total", "counter", "Leases lost (deadline or fence).", m_losses},
-    {"idgen_lease_acquisitions_total", "counter", "Worker IDs won.", m_acquisitions},
+     "The time above which nothing is issued, Unix seconds (0: no cap).", m_cap, 0},
+    {"idgen_lease_renewals_total", "counter", "Lease keepalives, by outcome.", m_renewals,
+     0},
+    {"idgen_lease_losses_total", "counter", "Leases lost (deadline or fence).",
+     KEEPER(lease_lost)},
+    {"idgen_lease_acquisitions_total", "counter", "Worker IDs won.", KEEPER(acquisitions)},
     {"idgen_lease_skipped_total", "counter",
-     "Free worker IDs passed over for an unreadable HWM record.", m_skipped},
-    {"idgen_hwm_writes_total", "counter", "High-water marks persisted.", m_hwm_writes},
+     "Free worker IDs passed over for an unreadable HWM record.", KEEPER(skipped)},
+    {"idgen_hwm_writes_total", "counter", "High-water marks persisted.",
+     KEEPER(hwm_writes)},
     {"idgen_hwm_persisted_timestamp_seconds", "gauge",
-     "The last HWM persisted (the cap), Unix seconds.", m_hwm},
+     "The last HWM persisted (the cap), Unix seconds.", m_hwm, 0},
     {"idgen_lease_state", "gauge", "The lease keeper's state: 1 for the one it is in.",
-     m_lease_state},
+     m_lease_state, 0},
     {"idgen_lease_request_duration_seconds", "histogram",
      "Requests to the coordination service (etcd), by provider; none for local providers.",
-     m_lease_latency},
+     m_lease_latency, 0},
     {"idgen_lease_datacenter", "gauge",
      "The datacenter (the layout's high node field, --datacenter) this generator issues "
      "in, "
      "by region; -1: none.",
-     m_datacenter},
+     m_datacenter, 0},
     {"idgen_lease_worker_range", "gauge",
      "The values of the claimed field the provider may take (--worker-id-range), by "
      "bound.",
-     m_worker_range},
+     m_worker_range, 0},
 };
 
 const idgen__gen_class idgen__gen_snowflake_class = {

@@ -80,6 +80,20 @@ void idgen__gen_label(const idgen__generator *g, idgen__buf *out) {
   idgen__buf_addf(out, "generator=\"%s\"", g->name);
 }
 
+void idgen__gen_sample(idgen__generator *g, const idgen__gen_family *f, const char *labels,
+                       double v, idgen__buf *out) {
+  idgen__buf_addf(out, "%s{", f->name);
+  idgen__gen_label(g, out);
+  idgen__buf_addf(out, "%s} %.15g\n", labels, v);
+}
+
+void idgen__gen_sample_u64(idgen__generator *g, const idgen__gen_family *f,
+                           const void *stats, idgen__buf *out) {
+  uint64_t v;
+  memcpy(&v, (const char *)stats + f->offset, sizeof v);
+  idgen__gen_sample(g, f, "", (double)v, out);
+}
+
 void idgen__gen_add_histogram(idgen__generator *g, const char *name, const char *labels,
                               const idgen_lease_latency *lat, idgen__buf *out) {
   static const int64_t bounds_ms[] = IDGEN_LEASE_LATENCY_BOUNDS_MS;
@@ -143,7 +157,7 @@ void idgen__generators_metrics(idgen__generator *const *gens, size_t n, idgen__b
       family_header(fam->name, fam->type, fam->help, out);
       for (size_t i = 0; i < n; i++)
         if (gens[i]->vtable == c)
-          fam->sample(gens[i], fam->name, out);
+          fam->sample(gens[i], fam, out);
     }
   }
 }

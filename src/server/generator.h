@@ -23,11 +23,14 @@ typedef struct idgen__gen_env {
   idgen_random *random; /* thread-safe */
 } idgen__gen_env;
 
-/* One family of per-generator metrics: its samples for one generator of the class
- * (labelled generator="NAME", see idgen__gen_label). */
+/* One family of per-generator metrics: sample writes its samples for one generator of
+ * the class (labelled generator="NAME", see idgen__gen_sample); offset is the place of
+ * the value in the class's stats snapshot, for a sample function shared by the families
+ * that show one uint64_t field as it is. */
 typedef struct idgen__gen_family {
   const char *name, *type, *help;
-  void (*sample)(idgen__generator *g, const char *name, idgen__buf *out);
+  void (*sample)(idgen__generator *g, const struct idgen__gen_family *f, idgen__buf *out);
+  size_t offset;
 } idgen__gen_family;
 
 typedef struct idgen__gen_class {
@@ -93,6 +96,12 @@ void idgen__generator_info_text(idgen__generator *g, idgen__buf *out);
 void idgen__generators_metrics(idgen__generator *const *gens, size_t n, idgen__buf *out);
 /* generator="NAME" (names need no escaping: [A-Za-z0-9_.-]). */
 void idgen__gen_label(const idgen__generator *g, idgen__buf *out);
+/* One sample of family f: f->name{generator="NAME"<labels>} v. */
+void idgen__gen_sample(idgen__generator *g, const idgen__gen_family *f, const char *labels,
+                       double v, idgen__buf *out);
+/* The uint64_t at f->offset of a stats snapshot, as one sample without more labels. */
+void idgen__gen_sample_u64(idgen__generator *g, const idgen__gen_family *f,
+                           const void *stats, idgen__buf *out);
 /* A Unix ms as ISO text ("null" when not positive), for the classes' info. */
 void idgen__gen_add_time(idgen__buf *out, int64_t ms);
 /* A latency histogram (idgen_lease_latency, the lease's buckets) as one family's
