@@ -94,30 +94,12 @@ static void shown(const char *s, size_t n, char *out, size_t outlen) {
       *c = '?';
 }
 
-/* The form asked must suit the generator: text IDs take none, friendly needs a
- * layout, opaque a key. */
+/* The form asked must suit the generator (idgen__generator_form_ok). */
 static int check_form(idgen__tctx *t, const params *p, idgen__http_res *res) {
-  idgen__generator *g = p->gen;
-  int is_default = g == idgen__svc_default(t->svc);
-  char msg[200];
-  const char *kind = idgen__kind_name(idgen__generator_kind(g));
-  if (!idgen__kind_numeric(idgen__generator_kind(g)))
-    snprintf(msg, sizeof msg, "'%s' is a %s generator: its IDs are text, no format applies",
-             g->name, kind);
-  else if (p->form.format == IDGEN_FORMAT_FRIENDLY && !p->form.opaque && !g->layout)
-    snprintf(msg, sizeof msg, "friendly needs a snowflake layout: '%s' is a %s generator",
-             g->name, kind);
-  else if (p->form.opaque && !g->opaque && is_default)
-    snprintf(msg, sizeof msg,
-             "opaque formats need a key: this server runs without --opaque-key-file");
-  else if (p->form.opaque && !g->opaque)
-    snprintf(msg, sizeof msg,
-             "opaque formats need a key: generator '%s' has no "
-             "opaque_key_file",
-             g->name);
-  else
+  char why[200];
+  if (idgen__generator_form_ok(p->gen, p->form, why, sizeof why))
     return 0;
-  json_error(t, res, 400, "bad_format", msg);
+  json_error(t, res, 400, "bad_format", why);
   return -1;
 }
 

@@ -45,6 +45,26 @@ void idgen__generator_close(idgen__generator *g) {
   idgen_opaque_free(opaque);
 }
 
+int idgen__generator_form_ok(const idgen__generator *g, idgen__id_form form, char *why,
+                             size_t whylen) {
+  const char *kind = idgen__kind_name(g->vtable->kind);
+  if (!idgen__kind_numeric(g->vtable->kind))
+    snprintf(why, whylen, "'%s' is a %s generator: its IDs are text, no format applies",
+             g->name, kind);
+  else if (form.format == IDGEN_FORMAT_FRIENDLY && !form.opaque && !g->layout)
+    snprintf(why, whylen, "friendly needs a snowflake layout: '%s' is a %s generator",
+             g->name, kind);
+  else if (form.opaque && !g->opaque && !strcmp(g->name, IDGEN__DEFAULT_GENERATOR))
+    snprintf(why, whylen,
+             "opaque formats need a key: this server runs without --opaque-key-file");
+  else if (form.opaque && !g->opaque)
+    snprintf(why, whylen,
+             "opaque formats need a key: generator '%s' has no opaque_key_file", g->name);
+  else
+    return 1;
+  return 0;
+}
+
 void idgen__gen_add_time(idgen__buf *out, int64_t ms) {
   char when[40];
   if (ms > 0 && ms < INT64_MAX && idgen_format_time(ms, when, sizeof when) >= 0)

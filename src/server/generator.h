@@ -13,6 +13,7 @@
 #include "idgen.h"
 #include "server/buf.h"
 #include "server/config.h"
+#include "server/id_form.h"
 
 typedef struct idgen__generator idgen__generator;
 
@@ -87,6 +88,10 @@ void idgen__generator_close(idgen__generator *g);
 static inline idgen__kind idgen__generator_kind(const idgen__generator *g) {
   return g->vtable->kind;
 }
+/* Whether IDs of g can be written in form: 1, or 0 with the reason (one line) in why.
+ * Text kinds take no form; friendly needs a snowflake layout; opaque forms a key. */
+int idgen__generator_form_ok(const idgen__generator *g, idgen__id_form form, char *why,
+                             size_t whylen);
 /* "\"kind\":\"..\",\"ready\":..[,\"not_ready_reason\":..],\"issued\":N" then the
  * class's fields: one generator's /v1/info object without its braces. */
 void idgen__generator_info_json(idgen__generator *g, idgen__buf *out);
