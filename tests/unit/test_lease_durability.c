@@ -54,10 +54,14 @@ int __wrap_fdatasync(int fd) {
 }
 
 static char dir[256];
+/* Worker IDs are claimed host-wide per namespace: one of this test's own, or another
+ * process on the host holding worker 0 of the default namespace would move us off it. */
+static char ns[64];
 
 static int setup(void **state) {
   (void)state;
   memset(&watch, 0, sizeof watch);
+  snprintf(ns, sizeof ns, "test-durability-%ld", (long)getpid());
   snprintf(dir, sizeof dir, "/tmp/idgen-test-durability-XXXXXX");
   return mkdtemp(dir) ? 0 : -1;
 }
@@ -75,6 +79,7 @@ static idgen_lease *hold_worker_0(void) {
   idgen_lease_config_init(&c);
   c.kind = IDGEN_LEASE_FILE;
   snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
+  snprintf(c.ns, sizeof c.ns, "%s", ns);
   idgen_lease *l = NULL;
   char err[256];
   assert_int_equal(idgen_lease_open(&l, &c, 1023, err, sizeof err), 0);
