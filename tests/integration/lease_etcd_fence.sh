@@ -46,7 +46,7 @@ hwm_of() { # ns worker -> HWM ms from the etcd key
   etcd_post /v3/kv/range "{\"key\":\"$(b64 "/idgen/$1/hwm/$2")\"}" |
     sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | base64 -d | sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p'
 }
-txn_succeeds() { etcd_post /v3/kv/txn "$1" | grep -q '"succeeded":true'; } # body
+txn_succeeds() { etcd_post /v3/kv/txn "$1" | grep '"succeeded":true' >/dev/null; } # body
 
 # 1. The compares, with the bodies idgen sends: a claim of a worker key that exists fails,
 #    of a free one succeeds; a HWM write fenced by a lease the worker key does not carry
