@@ -1,6 +1,8 @@
 /* test_fork.c: a forked child never issues the parent's IDs: its inherited generator
  * refuses with IDGEN_EFORKED until armed in the child, and its inherited keeper and lease
- * leave the parent's worker ID alone. Each test forks; the child reports through a pipe. */
+ * leave the parent's worker ID alone; a generator in shared memory (process_shared) is
+ * one for both, and both issue from it. Each test forks; the child reports through a
+ * pipe. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -325,11 +328,81 @@ static void test_file_lease_fork_duplicates(void **state) {
   idgen_gen_free(gen);
 }
 
+/* ---- a generator in shared memory ------------------------------------------------- */
+
+/* What PostgreSQL does: the clock and the generator in a MAP_SHARED mapping made before
+ * the fork, with process_shared. Parent and child both issue, at once, from the one
+ * state word: no refusal and no duplicate. */
+static void test_shared_gen_issues_in_child(void **state) {
+  (void)state;
+  size_t clock_room =
+      (sizeof(idgen_clock_mono) + IDGEN_GEN_ALIGN - 1) / IDGEN_GEN_ALIGN * IDGEN_GEN_ALIGN;
+  size_t len = clock_room + idgen_gen_size();
+  void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(map != MAP_FAILED);
+  idgen_clock_mono *clock = map;
+  idgen_clock_mono_init(clock);
+  idgen_gen_config c;
+  idgen_gen_config_init(&c, &clock->base);
+  c.worker = 3;
+  c.process_shared = 1;
+  idgen_gen *gen = NULL;
+  assert_int_equal(idgen_gen_init(&gen, (char *)map + clock_room, idgen_gen_size(), &c), 0);
+  uint64_t id;
+  assert_int_equal(idgen_gen_next(gen, &id), 0);
+
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  uint64_t *mine = calloc(DRAW, sizeof *mine), *theirs = calloc(DRAW, sizeof *theirs);
+  assert_non_null(mine);
+  assert_non_null(theirs);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    child_report r;
+    memset(&r, 0, sizeof r);
+    idgen_gen_stats st;
+    idgen_gen_stats_get(gen, &st);
+    r.stats_refusal = st.refusal;
+    r.n = draw(gen, theirs, DRAW, &r.first_rc);
+    write_all(fds[1], &r, sizeof r);
+    write_all(fds[1], theirs, r.n * sizeof *theirs);
+    _exit(0);
+  }
+  close(fds[1]);
+  int rc = 0;
+  uint64_t n = draw(gen, mine, DRAW, &rc);
+  assert_int_equal(rc, 0);
+  child_report r;
+  assert_int_equal(read_all(fds[0], &r, sizeof r), 0);
+  assert_true(r.n <= DRAW);
+  assert_int_equal(read_all(fds[0], theirs, r.n * sizeof *theirs), 0);
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(r.stats_refusal, 0);
+  assert_int_equal(r.first_rc, 0);
+  assert_int_equal(r.n, DRAW);
+  qsort(mine, n, sizeof *mine, cmp_u64);
+  qsort(theirs, r.n, sizeof *theirs, cmp_u64);
+  assert_int_equal(common(mine, n, theirs, r.n), 0);
+  idgen_gen_stats st;
+  idgen_gen_stats_get(gen, &st);
+  assert_int_equal(st.issued, 1 + 2 * DRAW); /* one count for both processes */
+  assert_int_equal(st.refused_forked, 0);
+  free(mine);
+  free(theirs);
+  assert_int_equal(munmap(map, len), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gen_child_refuses_until_armed),
       cmocka_unit_test_setup_teardown(test_keeper_and_lease_in_child, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_lease_fork_duplicates, setup, teardown),
+      cmocka_unit_test(test_shared_gen_issues_in_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
