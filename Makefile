@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants run install bench bench-btree fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-mutants run install pg pg-install bench bench-btree bench-pg fuzz clean format
 
 all: build
 
@@ -19,7 +19,7 @@ build:
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-integration test-mutants:
+test-unit test-asan test-tsan test-pg test-integration test-mutants:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.
@@ -28,6 +28,14 @@ run: build
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The PostgreSQL extension (pg/, docs/postgres.md): built against $(BUILD)'s libraries;
+# pg-install puts it into PostgreSQL's directories (as root, or through sudo).
+pg: build
+	@$(MAKE) -C pg IDGEN_BUILD=$(abspath $(BUILD))
+
+pg-install: build
+	@scripts/pg-install.sh $(BUILD)
 
 bench: build
 	@scripts/bench.sh
@@ -44,6 +52,7 @@ format:
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
+	@$(MAKE) -C pg clean >/dev/null 2>&1 || true
 
 # Sequences, Redis INCR and the Flickr ticket server next to idgen; then idgen serve against
 # nginx, redis-server and its ceiling. Each rewrites bench/results/ and its docs section.
