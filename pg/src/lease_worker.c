@@ -196,6 +196,9 @@ static void idle_refused(const char *why) {
     ;
 }
 
+/* Every way out exits with 1: the postmaster starts the worker again a second later
+ * (after pg_terminate_backend, say), which wins a worker ID again and waits past its HWM.
+ * At shutdown it is not started again. */
 void idgen_lease_main(Datum arg) {
   (void)arg;
   pqsignal(SIGTERM, on_sigterm);
@@ -211,20 +214,20 @@ void idgen_lease_main(Datum arg) {
   if (!open_lease()) {
     if (!stop_requested)
       idle_refused(status.last_error);
-    proc_exit(0);
+    proc_exit(1);
   }
   if (idgen_pg_lease.kind == IDGEN_LEASE_STATIC) {
     char *why =
         idgen_pg_identity_check(idgen_pg_lease.state_dir, (uint64)idgen_pg_lease.worker_id);
     if (why) {
       idle_refused(why);
-      proc_exit(0);
+      proc_exit(1);
     }
   }
   if (!start_keeper())
-    proc_exit(0);
+    proc_exit(1);
   do
     publish_keeper();
   while (nap(PUBLISH_MS));
-  proc_exit(0);
+  proc_exit(1);
 }

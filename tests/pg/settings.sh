@@ -3,7 +3,7 @@
 # from starting, with a line that names it; the library loaded without preloading; the
 # opaque key file missing, malformed, then good after a reload; a lease that cannot be
 # held yet fails at once with idgen.start_wait = 0; a first call after a start waits
-# for the lease rather than fail.
+# for the lease rather than fail; the lease worker terminated comes back.
 # Usage: tests/pg/settings.sh /path/to/idgen
 source "$(dirname "$0")/pg_common.bash"
 
@@ -53,6 +53,20 @@ waited=$(($(date +%s%3N) - start_ms))
 [[ $id -gt 0 ]] || fail "first call: '$id'"
 [[ $(sql s "SELECT (idgen_decode($id)).worker") == 3 ]] || fail "worker of $id"
 ok "the first call after a start waited $waited ms for the lease and issued $id"
+
+# pg_terminate_backend on the lease worker: it releases the ID, the postmaster starts it
+# again, it holds the ID again, and IDs go on increasing.
+old_pid=$(sql s "SELECT pid FROM idgen_status()")
+sql s "SELECT pg_terminate_backend($old_pid)" >/dev/null
+for _ in $(seq 100); do
+  new_pid=$(sql s "SELECT pid FROM idgen_status() WHERE state = 'held'")
+  [[ -n "$new_pid" && "$new_pid" != "$old_pid" ]] && break
+  sleep 0.1
+done
+[[ -n "$new_pid" && "$new_pid" != "$old_pid" ]] || fail "the lease worker did not come back"
+next=$(sql s "SELECT idgen_next()")
+[[ $next -gt $id ]] || fail "after the lease worker's restart $next, before $id"
+ok "lease worker $old_pid terminated: worker $new_pid holds the ID again; $next > $id"
 
 # Opaque IDs: no key set, a missing file, a malformed one, then a good one (a reload).
 err=$(sql_error s "SELECT idgen_opaque(1)") || fail "opaque IDs without a key: $err"
