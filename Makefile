@@ -62,3 +62,7 @@ bench-ticket: build
 
 bench-server: build
 	@bench/server.sh --build $(BUILD) --docs
+
+# The PostgreSQL extension against nextval() and gen_random_uuid(); needs make pg-install.
+bench-pg: pg-install
+	@bench/pg.sh --docs
