@@ -34,7 +34,7 @@ typedef struct idgen_pg_status {
   char last_error[IDGEN_PG_ERROR_MAX];
   int64 worker; /* -1: none */
   int64 hwm_ms, floor_ms;
-  uint64 renewals, renewal_failures, lease_lost, hwm_writes, acquisitions, skipped;
+  uint64 renewals, renewal_failures, lease_lost, hwm_writes, acquisitions;
   int pid; /* the lease worker's */
 } idgen_pg_status;
 

@@ -120,7 +120,6 @@ static void publish_keeper(void) {
   next.lease_lost = ks.lease_lost;
   next.hwm_writes = ks.hwm_writes;
   next.acquisitions = ks.acquisitions;
-  next.skipped = ks.skipped;
   publish(&next);
 }
 
