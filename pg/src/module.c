@@ -62,33 +62,30 @@ static void assign_layout(const char *newval, void *extra) {
   memcpy(&idgen_pg_layout, extra, sizeof idgen_pg_layout);
 }
 
-/* idgen.etcd: endpoints as idgen serve --etcd takes them. */
-static bool check_etcd(char **newval, void **extra, GucSource source) {
+/* A lease option's value, checked by the library as idgen serve checks its flag. */
+static bool lease_option_ok(const char *option, const char *value) {
   idgen_lease_config scratch;
   char err[256];
-  (void)extra;
-  (void)source;
-  if (!**newval)
-    return true;
   idgen_lease_config_init(&scratch);
-  if (idgen_lease_config_set(&scratch, "etcd", *newval, err, sizeof err) < 0) {
+  if (idgen_lease_config_set(&scratch, option, value, err, sizeof err) < 0) {
     GUC_check_errdetail("%s", err);
     return false;
   }
   return true;
 }
 
-static bool check_namespace(char **newval, void **extra, GucSource source) {
-  idgen_lease_config scratch;
-  char err[256];
+/* idgen.etcd: endpoints as idgen serve --etcd takes them; empty unless the lease is etcd.
+ */
+static bool check_etcd(char **newval, void **extra, GucSource source) {
   (void)extra;
   (void)source;
-  idgen_lease_config_init(&scratch);
-  if (idgen_lease_config_set(&scratch, "namespace", *newval, err, sizeof err) < 0) {
-    GUC_check_errdetail("%s", err);
-    return false;
-  }
-  return true;
+  return !**newval || lease_option_ok("etcd", *newval);
+}
+
+static bool check_namespace(char **newval, void **extra, GucSource source) {
+  (void)extra;
+  (void)source;
+  return lease_option_ok("namespace", *newval);
 }
 
 /* The settings fixed at server start: defined only when the library is preloaded
