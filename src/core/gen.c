@@ -276,9 +276,8 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
      * same IDs. It refuses until armed in the child (one load, no system call). A
      * generator in shared memory is one state for both: no copy, nothing to refuse
      * (read only when the generations differ, so private ones pay nothing for it). */
-    if (__builtin_expect(atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
-                             idgen__fork_generation(),
-                         0) &&
+    if (atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
+            idgen__fork_generation() &&
         !gen->process_shared) {
       int err = refuse(gen, IDGEN_EFORKED);
       count_refusal(gen, err);
