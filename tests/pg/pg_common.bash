@@ -1,7 +1,7 @@
 # tests/pg/pg_common.bash: sourced by tests/pg/*.sh, the tests of the PostgreSQL extension.
 # Throwaway clusters with idgen preloaded (scripts/pg-cluster.sh: initdb and the server run
 # as the postgres user, never root), psql, waits on the lease, cleanup of what it started.
-# Usage of a test: tests/pg/NAME.sh /path/to/idgen
+# Usage of a test: tests/pg/NAME.sh /path/to/idgen (KEEP=1 leaves its temp dir in /tmp)
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: $0 /path/to/idgen}

@@ -25,7 +25,10 @@ as_pg "'$PG_BIN/pg_basebackup' -h 127.0.0.1 -p $(port_of p) -U postgres -D '$T/s
 [[ -f "$T/sb/data/pg_idgen/identity" ]] || fail "the copy has no identity record"
 echo "idgen.namespace = '$NS-elsewhere'" >>"$T/sb/data/postgresql.conf"
 echo "unix_socket_directories = '$T/sb'" >>"$T/sb/data/postgresql.conf"
-PORT_sb=$((10000 + RANDOM % 22000))
+for _ in $(seq 20); do
+  PORT_sb=$((10000 + RANDOM % 22000)) # below the ephemeral range, as pg-cluster.sh picks
+  ! (exec 3<>"/dev/tcp/127.0.0.1/$PORT_sb") 2>/dev/null && break
+done
 echo "$PORT_sb" >"$T/sb/port"
 CLUSTERS+=(sb)
 "$SRC/scripts/pg-cluster.sh" restart "$T/sb"
