@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration run install bench bench-btree fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-integration test-model run install bench bench-btree fuzz clean format
 
 all: build
 
@@ -14,11 +14,12 @@ build:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The whole suite: warnings as errors, unit tests under ASan+UBSan, the concurrency
-# tests under TSan, then the integration tests (real servers) on the release build.
+# tests under TSan, the integration tests (real servers) on the release build, then
+# SPIN on the model of the fence argument.
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-integration:
+test-unit test-asan test-tsan test-integration test-model:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.

@@ -6,7 +6,7 @@ set -euo pipefail
 build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev
        libh2o-evloop-dev uuid-dev)
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
-      procps iproute2 nodejs jq postgresql postgresql-contrib libpq-dev gnuplot-nox)
+      procps iproute2 nodejs jq postgresql postgresql-contrib libpq-dev gnuplot-nox spin)
 bench=(postgresql postgresql-contrib libpq-dev redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client libmariadb-dev valgrind)
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages; with no argument, all of them. Prints one closing count line.
-# Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), integration.
+# Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), integration,
+# model (SPIN checks model/fence.pml and its negative controls: scripts/model.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan integration)
+[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan integration model)
 passed=0 failed=0
 
 configure() { # dir, extra cmake args...
@@ -44,7 +45,9 @@ for stage in "${stages[@]}"; do
     integration)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       run_ctest build -L integration ;;
-    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, integration)" >&2; exit 2 ;;
+    model)
+      if scripts/model.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, integration, model)" >&2; exit 2 ;;
   esac
 done
 
