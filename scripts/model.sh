@@ -65,7 +65,8 @@ verify() {
   [[ -z $change ]] || mapfile -t bounds < <(with "$change" "${bounds[@]}")
   defs=("${bounds[@]/#/-D}")
   dir=$work/$1-$model
-  mkdir -p "$dir"; cp "model/$model.pml" "$dir/"; printf '%s\n' "${defs[@]}" >"$dir/defs"
+  rm -rf "$dir"; mkdir -p "$dir"; cp "model/$model.pml" "$dir/"
+  printf '%s\n' "${defs[@]}" >"$dir/defs" # to replay by hand: spin -t $(cat defs) MODEL.pml
   cd "$dir"
   spin -a "${defs[@]}" "$model.pml" >spin.out 2>&1 &&
     # -w: pan.c's own code draws warnings from this gcc; they are not ours to fix
@@ -99,10 +100,12 @@ for i in "${!runs[@]}"; do
     result=PARTIAL
   elif [[ $errors == 0 ]]; then
     result=clean
-  else
+  elif grep -q 'assertion violated' "$out"; then
     result=trail
+  else
+    result=ERROR # a trail, but not to a duplicate (an invalid end state, say)
   fi
-  if [[ $result == ERROR ]]; then
+  if [[ $result == ERROR && ! -s $out ]]; then
     row "$what" "$expect" "$result" "" "" ""
     cat "$dir/spin.out" >&2 || true
   else
@@ -111,7 +114,7 @@ for i in "${!runs[@]}"; do
   fi
   if [[ $result != "$expect" ]]; then
     failed=1
-    [[ $result != trail ]] || { echo "model: the trail, in words:" >&2; cat "$dir/trail.txt" >&2; }
+    [[ ! -s $dir/trail.txt ]] || { echo "model: the trail, in words:" >&2; cat "$dir/trail.txt" >&2; }
     [[ $result != PARTIAL ]] || grep -E 'max search depth|MEMLIM|memory' "$out" >&2 || true
   fi
 done
