@@ -8,7 +8,7 @@ build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev p
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
-      python3-prometheus-client chromium postgresql-server-dev-15)
+      python3-prometheus-client chromium postgresql-server-dev-15 spin)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 
