@@ -5,7 +5,7 @@ set -euo pipefail
 
 build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev
        libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev)
-test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
+test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox

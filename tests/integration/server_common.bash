@@ -96,3 +96,34 @@ stop_server() {
 }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# start_redis [redis-server options...]: Debian's redis-server on a free loopback port,
+# no persistence, in WORK. Sets REDIS_PORT, REDIS_PID. A port found free can be taken
+# before redis binds it: then it exits, and another port is tried.
+start_redis() {
+  local attempt i
+  for attempt in 1 2 3 4 5; do
+    REDIS_PORT=$((10000 + RANDOM % 22000)) # below the ephemeral range
+    mkdir -p "$WORK/redis"
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+      --dir "$WORK/redis" --daemonize no --logfile "$WORK/redis/log" "$@" &
+    REDIS_PID=$!
+    SERVER_PIDS+=("$REDIS_PID")
+    for i in $(seq 1 100); do
+      kill -0 "$REDIS_PID" 2>/dev/null || break
+      redis-cli -p "$REDIS_PORT" --no-auth-warning PING 2>/dev/null | grep -qE 'PONG|NOAUTH' &&
+        return 0
+      sleep 0.05
+    done
+    kill -KILL "$REDIS_PID" 2>/dev/null || true
+    wait "$REDIS_PID" 2>/dev/null || true
+  done
+  fail "redis-server did not start"
+  return 1
+}
+
+# stop_redis: SIGTERM to the redis-server start_redis started, and wait for it.
+stop_redis() {
+  kill -TERM "$REDIS_PID" 2>/dev/null || true
+  wait "$REDIS_PID" 2>/dev/null || true
+}
