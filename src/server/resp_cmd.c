@@ -236,16 +236,18 @@ static void cmd_ulid(call *x) {
 }
 
 /* DECODE id: the JSON of `idgen decode --json` as one bulk string (not a map: the same
- * shape as HTTP's). */
+ * bytes as HTTP's), for any form it reads: 64-bit IDs, UUIDs, ULIDs. */
 static void cmd_decode(call *x) {
   const idgen_layout *layout = idgen__svc_layout(x->s->t->svc);
-  uint64_t id;
   char json[IDGEN_DECODE_JSON_MAX];
-  int rc = idgen_id_parse_any(x->c->argv[1], x->c->argl[1], layout, &id, NULL);
-  int n = rc < 0 ? rc : idgen__decode_json(layout, id, json, sizeof json);
-  if (n < 0)
+  const char *kind;
+  int n = idgen__decode_any_json(layout, x->c->argv[1], x->c->argl[1], json, sizeof json,
+                                 &kind);
+  if (n < 0 && kind[0] == 'I')
     idgen__resp_errorf(&x->out, "ERR invalid ID for layout %s: %s", layout->name,
                        idgen_strerror(n));
+  else if (n < 0)
+    idgen__resp_errorf(&x->out, "ERR invalid %s: %s", kind, idgen_strerror(n));
   else
     idgen__resp_bulk(&x->out, json, (size_t)n);
 }
