@@ -127,3 +127,38 @@ stop_redis() {
   kill -TERM "$REDIS_PID" 2>/dev/null || true
   wait "$REDIS_PID" 2>/dev/null || true
 }
+
+# start_client_servers: for the client interop tests (tests/integration/clients_*.sh): one
+# server with no token (OPEN_HTTP addr:port, OPEN_RESP port) and one with CLIENT_TOKEN
+# (AUTH_HTTP, AUTH_RESP).
+CLIENT_TOKEN=client-interop-token-0123
+start_client_servers() {
+  start_server open || return 1
+  OPEN_HTTP=$HTTP OPEN_RESP=$RESP_PORT
+  printf '%s\n' "$CLIENT_TOKEN" >"$WORK/client-token"
+  OPEN_PID=$SERVER_PID
+  start_server auth --auth-token-file "$WORK/client-token" || return 1
+  AUTH_HTTP=$HTTP AUTH_RESP=$RESP_PORT AUTH_PID=$SERVER_PID
+}
+# stop_client_servers: both, by SIGTERM; fails if either does not exit 0.
+stop_client_servers() {
+  local rc=0
+  stop_server "$OPEN_PID" || rc=1
+  stop_server "$AUTH_PID" || rc=1
+  return $rc
+}
+
+# node_clients: the npm packages of tests/clients/package-lock.json (node-redis, ioredis),
+# installed with `npm ci` into BUILD_DIR/node-clients, with the test programs beside them
+# (Node resolves imports from the importing file). Prints that directory; a second run
+# with the same lockfile installs nothing.
+node_clients() {
+  local dir=$BUILD_DIR/node-clients src=$SOURCE_DIR/tests/clients
+  mkdir -p "$dir"
+  if ! cmp -s "$src/package-lock.json" "$dir/package-lock.json" || [[ ! -d $dir/node_modules ]]; then
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2) || return 1
+  fi
+  cp "$src"/*.mjs "$dir/"
+  printf '%s\n' "$dir"
+}
