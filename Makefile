@@ -5,12 +5,12 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants run install bench bench-btree fuzz clean format
+.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants test-image run install uninstall bench bench-btree fuzz clean format image
 
 all: build
 
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The whole suite: warnings as errors, unit tests under ASan+UBSan, the concurrency
@@ -19,15 +19,31 @@ build:
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-integration test-mutants:
+test-unit test-asan test-tsan test-integration test-mutants test-image:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.
 run: build
 	@scripts/run.sh
 
+# Binary, libraries, headers, .pc files, man pages, docs and the systemd unit under
+# PREFIX (DESTDIR=... stages them elsewhere); uninstall removes what it installed.
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	@scripts/uninstall.sh $(BUILD)
+
+# The container image (Containerfile) with podman. RUN steps under chroot isolation need
+# no OCI runtime, so the build also works where `podman run` cannot start a container.
+# BASE=... builds FROM another base (a local one when no registry is reachable).
+VERSION := $(shell awk '/^project/ {print $$3}' CMakeLists.txt)
+PODMAN ?= podman
+IMAGE ?= idgen:$(VERSION)
+IMAGE_FLAGS ?= --isolation=chroot
+BASE ?=
+image:
+	$(PODMAN) build $(IMAGE_FLAGS) $(if $(BASE),--build-arg BASE=$(BASE)) -t $(IMAGE) -f Containerfile .
 
 bench: build
 	@scripts/bench.sh

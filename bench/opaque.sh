@@ -25,34 +25,12 @@ EOF2
 }
 
 src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=5
-rounds=3
-build_dir="$src_dir/build"
-idgen=""
-docs=0
 results="$src_dir/bench/results"
 bl_name="bench/opaque.sh"
-die() { echo "$bl_name: $*" >&2; exit 2; }
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --seconds) [[ $# -ge 2 ]] || die "--seconds needs a value"; seconds=$2; shift 2 ;;
-    --rounds) [[ $# -ge 2 ]] || die "--rounds needs a value"; rounds=$2; shift 2 ;;
-    --idgen) [[ $# -ge 2 ]] || die "--idgen needs a value"; idgen=$2; shift 2 ;;
-    --build) [[ $# -ge 2 ]] || die "--build needs a value"; build_dir=$2; shift 2 ;;
-    --docs) docs=1; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) die "unknown option '$1' (see --help)" ;;
-  esac
-done
-[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds must be a positive integer"
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
-[[ -n "$idgen" ]] || idgen="$build_dir/idgen"
-[[ -x "$idgen" ]] || { echo "$bl_name: $idgen not built" >&2; exit 1; }
-[[ -x "$build_dir/bench_opaque" ]] || { echo "$bl_name: $build_dir/bench_opaque not built" >&2; exit 1; }
-command -v wrk >/dev/null 2>&1 || { echo "$bl_name: wrk not found (scripts/deps.sh bench)" >&2; exit 1; }
-
 # shellcheck source=bench/server_lib.sh
 source "$src_dir/bench/server_lib.sh"
+bl_options opaque "seconds rounds idgen build docs" "$@"
+bl_require "$idgen" "$build_dir/bench_opaque" -- wrk
 bl_check_loopback
 bl_init
 mkdir -p "$results"

@@ -30,41 +30,12 @@ EOF
 }
 
 src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=5
-rounds=3
-build_dir="$src_dir/build"
-idgen=""
-json="$src_dir/bench/results/server.json"
-md="$src_dir/bench/results/server.md"
-docs=0
 bl_name="bench/server.sh"
-die() { echo "$bl_name: $*" >&2; exit 2; }
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --seconds) [[ $# -ge 2 ]] || die "--seconds needs a value"; seconds=$2; shift 2 ;;
-    --rounds) [[ $# -ge 2 ]] || die "--rounds needs a value"; rounds=$2; shift 2 ;;
-    --idgen) [[ $# -ge 2 ]] || die "--idgen needs a value"; idgen=$2; shift 2 ;;
-    --build) [[ $# -ge 2 ]] || die "--build needs a value"; build_dir=$2; shift 2 ;;
-    --json) [[ $# -ge 2 ]] || die "--json needs a value"; json=$2; shift 2 ;;
-    --md) [[ $# -ge 2 ]] || die "--md needs a value"; md=$2; shift 2 ;;
-    --docs) docs=1; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) die "unknown option '$1' (see --help)" ;;
-  esac
-done
-[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds must be a positive integer"
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "--rounds must be a positive integer"
-[[ -n "$idgen" ]] || idgen="$build_dir/idgen"
-load="$build_dir/bench_server_load"
-[[ -x "$idgen" ]] || { echo "$bl_name: $idgen not built" >&2; exit 1; }
-[[ -x "$load" ]] || { echo "$bl_name: $load not built" >&2; exit 1; }
-for tool in wrk nginx redis-server redis-benchmark curl; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "$bl_name: $tool not found (scripts/deps.sh bench)" >&2; exit 1; }
-done
-"$idgen" serve --help >/dev/null 2>&1 || { echo "$bl_name: $idgen has no serve command" >&2; exit 1; }
-
 # shellcheck source=bench/server_lib.sh
 source "$src_dir/bench/server_lib.sh"
+bl_options server "seconds rounds idgen build json md docs" "$@"
+load="$build_dir/bench_server_load"
+bl_require "$idgen" "$load" -- wrk nginx redis-server redis-benchmark curl
 bl_check_loopback
 bl_init
 machine=$(bl_machine)

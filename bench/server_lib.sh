@@ -3,7 +3,8 @@
 # they measure (idgen, redis-server, nginx, MariaDB, PostgreSQL) on 127.0.0.1, on free
 # ports, in one temp dir; stops each by the PID it started, on exit; and runs the load
 # tools (wrk, redis-benchmark, pgbench, bench_*), each printing one line of key=value.
-# The caller sets bl_name (for messages) and calls bl_init first.
+# The caller sets bl_name (for messages) and a usage() function, parses its options with
+# bl_options, checks its programs with bl_require, and calls bl_init before starting any.
 
 bl_pids=()     # servers we started, stopped in reverse order
 bl_pg_dirs=()  # PostgreSQL clusters, stopped through scripts/pg-cluster.sh
@@ -13,6 +14,53 @@ bl_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 bl_log() { echo "$bl_name: $*" >&2; }
 bl_die() { echo "$bl_name: $*" >&2; exit 1; }
+bl_usage_error() { echo "$bl_name: $*" >&2; exit 2; }
+
+# bl_options RESULT "OPTION..." "$@": parses the options the benchmarks share, those named
+# in the second argument from: seconds rounds idgen build json md docs. Sets seconds (5),
+# rounds (3), build_dir (build), idgen (BUILD/idgen), json and md
+# (bench/results/RESULT.json, .md), docs (0). -h/--help prints the caller's usage(); bad
+# usage exits 2 with one line.
+bl_options() {
+  local result=$1 accepted=" $2 " opt name
+  shift 2
+  seconds=5 rounds=3 build_dir="$bl_src/build" idgen="" docs=0
+  json="$bl_src/bench/results/$result.json" md="$bl_src/bench/results/$result.md"
+  while [[ $# -gt 0 ]]; do
+    opt=$1 name=${1#--}
+    if [[ $opt == -h || $opt == --help ]]; then usage; exit 0; fi
+    [[ $opt == --* && $accepted == *" $name "* ]] || bl_usage_error "unknown option '$opt' (see --help)"
+    if [[ $name == docs ]]; then docs=1; shift; continue; fi
+    [[ $# -ge 2 ]] || bl_usage_error "$opt needs a value"
+    case $name in
+      seconds) seconds=$2 ;;
+      rounds) rounds=$2 ;;
+      idgen) idgen=$2 ;;
+      build) build_dir=$2 ;;
+      json) json=$2 ;;
+      md) md=$2 ;;
+    esac
+    shift 2
+  done
+  [[ $seconds =~ ^[1-9][0-9]*$ ]] || bl_usage_error "--seconds must be a positive integer"
+  [[ $rounds =~ ^[1-9][0-9]*$ ]] || bl_usage_error "--rounds must be a positive integer"
+  [[ -n $idgen ]] || idgen="$build_dir/idgen"
+  return 0
+}
+
+# bl_require BUILT... -- TOOL...: exit 1 naming the first program of the build (a path)
+# or tool (on PATH, from scripts/deps.sh bench) that is missing; idgen must serve.
+bl_require() {
+  while [[ $# -gt 0 && $1 != -- ]]; do
+    [[ -x $1 ]] || bl_die "$1 not built (scripts/deps.sh bench, then make)"
+    shift
+  done
+  [[ $# -gt 0 ]] && shift
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || bl_die "$tool not found (scripts/deps.sh bench)"
+  done
+  "$idgen" serve --help >/dev/null 2>&1 || bl_die "$idgen has no serve command"
+}
 
 bl_cleanup() {
   local i pid d

@@ -28,38 +28,12 @@ EOF
 }
 
 src_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-seconds=5
-build_dir="$src_dir/build"
-idgen=""
-json="$src_dir/bench/results/ticket.json"
-md="$src_dir/bench/results/ticket.md"
-docs=0
 bl_name="bench/ticket.sh"
-die() { echo "$bl_name: $*" >&2; exit 2; }
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --seconds) [[ $# -ge 2 ]] || die "--seconds needs a value"; seconds=$2; shift 2 ;;
-    --idgen) [[ $# -ge 2 ]] || die "--idgen needs a value"; idgen=$2; shift 2 ;;
-    --build) [[ $# -ge 2 ]] || die "--build needs a value"; build_dir=$2; shift 2 ;;
-    --json) [[ $# -ge 2 ]] || die "--json needs a value"; json=$2; shift 2 ;;
-    --md) [[ $# -ge 2 ]] || die "--md needs a value"; md=$2; shift 2 ;;
-    --docs) docs=1; shift ;;
-    -h|--help) usage; exit 0 ;;
-    *) die "unknown option '$1' (see --help)" ;;
-  esac
-done
-[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds must be a positive integer"
-[[ -n "$idgen" ]] || idgen="$build_dir/idgen"
-client="$build_dir/bench_ticket_client"
-[[ -x "$idgen" ]] || { echo "$bl_name: $idgen not built" >&2; exit 1; }
-[[ -x "$client" ]] || { echo "$bl_name: $client not built (needs libmariadb-dev)" >&2; exit 1; }
-for tool in wrk redis-server redis-benchmark mariadbd mariadb-install-db mariadb pgbench psql; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "$bl_name: $tool not found (scripts/deps.sh bench)" >&2; exit 1; }
-done
-"$idgen" serve --help >/dev/null 2>&1 || { echo "$bl_name: $idgen has no serve command" >&2; exit 1; }
-
 # shellcheck source=bench/server_lib.sh
 source "$src_dir/bench/server_lib.sh"
+bl_options ticket "seconds idgen build json md docs" "$@"
+client="$build_dir/bench_ticket_client"
+bl_require "$idgen" "$client" -- wrk redis-server redis-benchmark mariadbd mariadb-install-db mariadb pgbench psql
 bl_check_loopback
 bl_init
 machine=$(bl_machine)
@@ -183,8 +157,10 @@ pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_versi
 echo
 cat "$md"
 bl_log "wrote $json and $md"
-# The plot: IDs/s per setup, log scale, idgen's rows in their own colour.
+# The plot: IDs/s per setup, log scale, idgen's rows in their own colour. One copy: the
+# docs' with --docs, else next to the JSON (git ignores bench/results/*.png).
 png="$(dirname "$json")/ticket_ids.png"
+if [[ $docs -eq 1 ]]; then png="$src_dir/docs/img/ticket_ids.png"; fi
 if command -v gnuplot >/dev/null 2>&1; then
   awk -F'\t' '{ l = $2 " (" $3 "c" ($4 > 1 ? ", P" $4 : "") ")"; sub(/^Flickr ticket, /, "Flickr ", l)
                  sub(/PostgreSQL SELECT nextval\(\)/, "PG nextval()", l)
@@ -215,8 +191,6 @@ plot "$bl_tmp/plot.tsv" using 0:2:xtic(1) with boxes title "idgen serve (1 threa
 EOF
 fi
 if [[ $docs -eq 1 ]]; then
-  mkdir -p "$src_dir/docs/img"
-  [[ -f "$png" ]] && cp "$png" "$src_dir/docs/img/ticket_ids.png"
   { cat "$md"; echo; echo "![IDs per second per setup](img/ticket_ids.png)"; } >"$bl_tmp/md_docs.md"
   bl_docs_section "$src_dir/docs/benchmarks.md" ticket-results "$bl_tmp/md_docs.md"
   bl_log "updated docs/benchmarks.md and docs/img/ticket_ids.png"

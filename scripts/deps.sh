@@ -3,11 +3,12 @@
 # Usage: scripts/deps.sh build|run|test|bench ...
 set -euo pipefail
 
-build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev
+build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev python3 help2man
        libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev)
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
-      mariadb-client python3-cryptography python3-redis libhiredis-dev)
+      mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
+      python3-prometheus-client chromium python3-redis libhiredis-dev)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 
@@ -47,7 +48,7 @@ if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # Debian starts some servers on install; the project starts its own on loopback ports.
-for svc in redis-server nginx postgresql mariadb etcd; do
+for svc in redis-server nginx postgresql mariadb etcd prometheus; do
   if [[ " ${missing[*]} " == *" ${svc}"* ]] && command -v systemctl >/dev/null 2>&1; then
     $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi

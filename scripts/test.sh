@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages; with no argument, all of them. Prints one closing count line.
 # Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), integration,
-# mutants (scripts/mutants.sh: each fence and durability line broken in turn must fail its tests).
+# image (scripts/image-test.sh: the container image built from a local Debian base and run
+# as its non-root user), mutants (scripts/mutants.sh: each fence and durability line broken
+# in turn must fail its tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan integration mutants)
+[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan integration image mutants)
 passed=0 failed=0
 
 configure() { # dir, extra cmake args...
@@ -45,9 +47,11 @@ for stage in "${stages[@]}"; do
     integration)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       run_ctest build -L integration ;;
+    image) # one pass or fail for the image
+      if scripts/image-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     mutants) # one pass or fail for the whole list
       if scripts/mutants.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
-    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, integration, mutants)" >&2; exit 2 ;;
+    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, integration, image, mutants)" >&2; exit 2 ;;
   esac
 done
 

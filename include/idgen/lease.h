@@ -9,6 +9,7 @@
 
 #include "idgen/error.h"
 #include "idgen/gen.h"
+#include "idgen/layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,10 +52,17 @@ typedef struct idgen_lease_config {
                                     peers (etcd); default 10000; 0 = do not check */
   int require_ntp_sync;          /* --require-ntp-sync: refuse when adjtimex says the
                                     clock is unsynchronised */
+  int64_t datacenter;            /* --datacenter N, IDGEN_DATACENTER: the high node field
+                                    of a two-field layout, fixed to N; -1 unset */
+  int64_t range_lo, range_hi;    /* --worker-id-range LO-HI, IDGEN_WORKER_ID_RANGE: the
+                                    claimed field's values; -1 unset (all of them) */
+  char region[IDGEN_LEASE_NAME_MAX]; /* --region, IDGEN_REGION: kept in holder records
+                                        for the startup check; default "default" */
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
- * 10 s, ahead 3 s, HWM every 1 s, wait bound 30 s, timeout 5 s, skew 10 s. */
+ * 10 s, ahead 3 s, HWM every 1 s, wait bound 30 s, timeout 5 s, skew 10 s, no
+ * datacenter, no range, region "default". */
 IDGEN_API void idgen_lease_config_init(idgen_lease_config *config);
 
 /* One lease option, for building getopt tables and --help texts. */
@@ -77,15 +85,41 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
 
 /* Reads every option's environment variable (IDGEN_LEASE, IDGEN_STATE_DIR,
  * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD,
- * IDGEN_NAMESPACE, IDGEN_LEASE_TTL). Call before the flags, so that flags win.
- * IDGEN_EINVAL with a reason naming the variable. */
+ * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
+ * IDGEN_REGION). Call before the flags, so that flags win. IDGEN_EINVAL with a reason
+ * naming the variable. */
 IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
 
-/* Checks the config against a layout's largest worker ID without touching anything
- * outside the process: TTL >= 2 s, margin below TTL * 2/3, static worker or k8s
- * ordinal + offset within [0, max_worker], endpoints present for etcd. */
+/* Which worker IDs a config lets a provider claim under a layout. Without a datacenter
+ * the claimed field is the whole worker ID (all NODE fields); with one, it is the
+ * layout's low NODE field, and the high one is fixed to the datacenter (twitter:
+ * worker ID = datacenter << 5 | claimed). */
+typedef struct idgen_lease_space {
+  int64_t datacenter; /* the high NODE field's value; -1: none */
+  uint8_t bits;       /* the claimed field's width */
+  uint8_t low_bits;   /* two NODE fields: the low one's width; 0: one NODE field */
+  uint64_t lo, hi;    /* the claimed values, inclusive (--worker-id-range; default all) */
+  char field[IDGEN_FIELD_NAME_MAX];    /* the claimed field's name ("worker") */
+  char dc_field[IDGEN_FIELD_NAME_MAX]; /* the high field's name ("datacenter"); "" */
+} idgen_lease_space;
+
+/* Fills *out from the config and the layout. IDGEN_EINVAL with one line in err for a
+ * datacenter given to a one-field layout or out of its field, or a range beyond the
+ * claimed field. */
+IDGEN_API int idgen_lease_space_of(const idgen_lease_config *config,
+                                   const idgen_layout *layout, idgen_lease_space *out,
+                                   char *err, size_t errlen);
+/* The worker ID (what the generator and idgen decode see) of a claimed value. */
+IDGEN_API uint64_t idgen_lease_space_worker(const idgen_lease_space *space,
+                                            uint64_t claimed);
+
+/* Checks the config against a layout without touching anything outside the process:
+ * TTL >= 2 s, margin below TTL * 2/3, the datacenter and range (idgen_lease_space_of),
+ * static worker or k8s ordinal + offset within the claimed field and the range,
+ * endpoints present for etcd. */
 IDGEN_API int idgen_lease_config_check(const idgen_lease_config *config,
-                                       uint64_t max_worker, char *err, size_t errlen);
+                                       const idgen_layout *layout, char *err,
+                                       size_t errlen);
 
 /* The provider kind's name ("file", ...) and back. */
 IDGEN_API const char *idgen_lease_kind_name(idgen_lease_kind kind);
@@ -97,12 +131,18 @@ IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
  * claim, an abstract Unix socket "idgen/<namespace>/worker/<N>" that one process of the
  * host (of one network namespace) can bind at a time, whatever its user and state
  * directory; and an exclusive lock on the file worker-<N> in the state directory,
- * which keeps the HWM. The kernel drops both when the process dies. A holder checks
- * before every HWM write that worker-<N> is still the file it locked; if it was
- * removed or replaced it gives the ID up (IDGEN_ELEASE). A worker file that has no
- * record yet makes its new holder wait past now + ahead + one HWM interval. A record
- * that is not whole (empty, all NUL, no hwm_ms) is corrupt: file passes that ID over
- * (idgen_lease_grant.skipped), static and k8s refuse to start.
+ * which keeps the HWM. With a datacenter D, N is the claimed (low) field and the names
+ * are "idgen/<namespace>/dc/<D>/worker/<N>" and dc-<D>/worker-<N>; etcd's keys are
+ * /idgen/<namespace>/dc/<D>/workers/<N> and .../hwm/<N>. Under a two-field layout a
+ * worker ID has both names, the split one and the whole one, whichever the holder
+ * used: a claim needs both free, and its floor is the higher HWM of the two, so
+ * holders with and without --datacenter (a rolling change) never share an ID. The kernel
+ * drops both when the process dies. A holder checks before every HWM write that worker-<N>
+ * is still the file it locked; if it was removed or replaced it gives the ID up
+ * (IDGEN_ELEASE). A worker file that has no record yet makes its new holder wait past now +
+ * ahead + one HWM interval. A record that is not whole (empty, all NUL, no hwm_ms) is
+ * corrupt: file passes that ID over (idgen_lease_grant.skipped), static and k8s refuse to
+ * start.
  *
  * fork(): a provider opened before a fork belongs to the parent. In the child it
  * refuses every call with IDGEN_EFORKED (its lock, claim, etcd connection and lease are
@@ -115,7 +155,8 @@ typedef struct idgen_lease idgen_lease;
 
 /* What acquire hands back. */
 typedef struct idgen_lease_grant {
-  uint64_t worker;  /* the worker ID won */
+  uint64_t worker;  /* the worker ID won (with a datacenter: datacenter and claimed
+                       field together, idgen_lease_space_worker) */
   int64_t hwm_ms;   /* the persisted HWM read after winning it (0: none): issue
                        nothing at or below it */
   int64_t ttl_ms;   /* the lease's TTL; 0: it cannot expire (static, k8s, file) */
@@ -128,14 +169,16 @@ typedef struct idgen_lease_grant {
 
 /* One holder of a worker ID, as `idgen lease` shows it. */
 typedef struct idgen_lease_holder {
-  uint64_t worker;
-  int live; /* 1 if the ID is held now; 0: only a HWM remains */
+  uint64_t worker;    /* the number in its name: the claimed field under a datacenter */
+  int64_t datacenter; /* the datacenter its name is under; -1: none */
+  int live;           /* 1 if the ID is held now; 0: only a HWM remains */
   char host[IDGEN_HOLDER_HOST_MAX];
   int64_t pid;
-  int64_t start_ms;    /* when the holder started, Unix ms (its clock) */
-  int64_t wall_ms;     /* its wall clock when it last wrote its HWM */
-  int64_t hwm_ms;      /* its persisted HWM, 0 if none */
-  int64_t ttl_left_ms; /* etcd: lease time left; -1 if not applicable */
+  int64_t start_ms;                  /* when the holder started, Unix ms (its clock) */
+  int64_t wall_ms;                   /* its wall clock when it last wrote its HWM */
+  int64_t hwm_ms;                    /* its persisted HWM, 0 if none */
+  int64_t ttl_left_ms;               /* etcd: lease time left; -1 if not applicable */
+  char region[IDGEN_LEASE_NAME_MAX]; /* the region its record names; "" if none */
 } idgen_lease_holder;
 
 /* A provider is a struct whose first field is a pointer to its class; every call is
@@ -143,9 +186,11 @@ typedef struct idgen_lease_holder {
  * and, on failure, leaves one line in idgen_lease_why. */
 typedef struct idgen_lease_class {
   const char *name;
-  /* Wins a worker ID (smallest free one for file and etcd) and reads its HWM.
-   * IDGEN_ENOWORKER when every ID is taken, IDGEN_EUNAVAIL when the service cannot be
-   * reached, IDGEN_ECLOCKSKEW when refused for the local clock. */
+  /* Wins a worker ID (smallest free one of the space for file and etcd) and reads its
+   * HWM. IDGEN_ENOWORKER when every ID of the space is taken, IDGEN_EUNAVAIL when the
+   * service cannot be reached, IDGEN_ECLOCKSKEW when refused for the local clock,
+   * IDGEN_ECONFLICT (etcd, first call) when a live holder of the same datacenter names
+   * another region. */
   int (*acquire)(idgen_lease *lease, idgen_lease_grant *out);
   /* Keeps the lease alive; 0 while still held, IDGEN_ELEASE when it is gone for good,
    * IDGEN_EUNAVAIL when unknown (retry). */
@@ -156,8 +201,9 @@ typedef struct idgen_lease_class {
   /* Writes the final HWM (the last ms actually issued; 0: leave the HWM as it is) and
    * frees the ID at once. Safe after a loss; idempotent. */
   int (*release)(idgen_lease *lease, int64_t final_hwm_ms);
-  /* Fills up to max holders (IDs held now, and IDs with a HWM); *count gets the total
-   * found. Does not need acquire. */
+  /* Fills up to max holders (IDs held now, and IDs with a HWM) of the namespace, every
+   * datacenter's and those without one, ordered by datacenter (none first) and
+   * worker; *count gets the total found. Does not need acquire. */
   int (*holders)(idgen_lease *lease, idgen_lease_holder *out, size_t max, size_t *count);
   /* A one-line description of what acquire would do ("file /var/lib/idgen, ..."). */
   void (*describe)(idgen_lease *lease, char *out, size_t outlen);
@@ -190,13 +236,20 @@ struct idgen_lease {
  * Thread-safe. */
 IDGEN_API void idgen_lease_latency_get(idgen_lease *lease, idgen_lease_latency *out);
 
-/* Creates the provider the config names, for a layout with max_worker as its largest
- * worker ID. Checks the config (idgen_lease_config_check) and the outside world: the
+/* Creates the provider the config names, for a layout (its NODE fields decide the
+ * worker IDs). Checks the config (idgen_lease_config_check) and the outside world: the
  * state directory is created if missing and must be writable; etcd must answer. On
  * failure err gets one line ("state dir /x: Permission denied", "etcd
  * http://127.0.0.1:2379: Connection refused"). */
 IDGEN_API int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
-                               uint64_t max_worker, char *err, size_t errlen);
+                               const idgen_layout *layout, char *err, size_t errlen);
+/* Like idgen_lease_open, to look only (idgen_lease_holders, idgen_lease_describe): it
+ * makes and writes nothing, so a missing state directory holds no worker IDs, and
+ * idgen_lease_acquire on it refuses with IDGEN_EINVAL (etcd: opening only reads
+ * anyway; do not acquire on it either). */
+IDGEN_API int idgen_lease_open_readonly(idgen_lease **out, const idgen_lease_config *config,
+                                        const idgen_layout *layout, char *err,
+                                        size_t errlen);
 
 static inline int idgen_lease_acquire(idgen_lease *l, idgen_lease_grant *out) {
   return l->vtable->acquire(l, out);

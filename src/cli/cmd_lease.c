@@ -45,11 +45,14 @@ static void usage(FILE *out) {
           "usage: idgen lease [--layout L] [lease options]\n"
           "\n"
           "Shows what a worker-ID provider would claim, without claiming it, and the\n"
-          "current holders and high-water marks (HWM) it knows of. Providers:\n"
+          "current holders and high-water marks (HWM) it knows of. It only reads: it\n"
+          "makes no state directory and writes no file. Providers:\n"
           "  file    one host: the smallest worker-N lock file free in the state dir\n"
           "  etcd    a fleet: etcd v3 leases, HWM written only while the lease holds\n"
           "  k8s     StatefulSet ordinal (IDGEN_POD_INDEX or the -N hostname suffix) +\n"
           "          --worker-id-offset\n"
+          "Holders are listed for the whole namespace, one table per datacenter when\n"
+          "any has one (--datacenter; docs/leases.md, \"Many regions\").\n"
           "  static  --worker-id as given. NO FENCE: two processes with the same ID\n"
           "          will issue duplicate IDs; only the operator can prevent it.\n"
           "See docs/leases.md.\n"
@@ -61,6 +64,35 @@ static void usage(FILE *out) {
 static void fmt_time(int64_t ms, char *out, size_t outlen) {
   if (ms <= 0 || idgen_format_time(ms, out, outlen) < 0)
     snprintf(out, outlen, "-");
+}
+
+/* The holders as a table; one per datacenter, each under its heading, when any holder
+ * has a datacenter. */
+static void print_holders(const idgen_lease_holder *hs, size_t count) {
+  int grouped = 0;
+  for (size_t i = 0; i < count; i++)
+    grouped |= hs[i].datacenter >= 0;
+  for (size_t i = 0; i < count; i++) {
+    if (i == 0 || hs[i].datacenter != hs[i - 1].datacenter) {
+      if (grouped && hs[i].datacenter >= 0)
+        printf("datacenter %lld:\n", (long long)hs[i].datacenter);
+      else if (grouped)
+        printf("no datacenter:\n");
+      printf("%-7s %-5s %-20s %-8s %-24s %-9s %-24s %s\n", "worker", "live", "host", "pid",
+             "hwm", "ttl-left", "started", "region");
+    }
+    char hwm[32], started[32], ttl[16];
+    fmt_time(hs[i].hwm_ms, hwm, sizeof hwm);
+    fmt_time(hs[i].start_ms, started, sizeof started);
+    if (hs[i].ttl_left_ms >= 0)
+      snprintf(ttl, sizeof ttl, "%.1fs", (double)hs[i].ttl_left_ms / 1000.0);
+    else
+      snprintf(ttl, sizeof ttl, "-");
+    printf("%-7llu %-5s %-20s %-8lld %-24s %-9s %-24s %s\n",
+           (unsigned long long)hs[i].worker, hs[i].live ? "yes" : "no",
+           hs[i].host[0] ? hs[i].host : "-", (long long)hs[i].pid, hwm, ttl, started,
+           hs[i].region[0] ? hs[i].region : "-");
+  }
 }
 
 int idgen__cmd_lease(int argc, char **argv) {
@@ -108,14 +140,36 @@ int idgen__cmd_lease(int argc, char **argv) {
   idgen_layout layout;
   if (cli_layout(layout_spec, &layout, err, sizeof err) < 0)
     return cli_error(CLI_USAGE, "lease", "%s", err);
-  uint64_t max_worker = idgen_layout_max_worker(&layout);
-  if (idgen_lease_config_check(&config, max_worker, err, sizeof err))
+  if (idgen_lease_config_check(&config, &layout, err, sizeof err))
     return cli_error(CLI_USAGE, "lease", "%s", err);
   idgen_lease *lease;
-  int rc = idgen_lease_open(&lease, &config, max_worker, err, sizeof err);
+  int rc = idgen_lease_open_readonly(&lease, &config, &layout, err, sizeof err);
   if (rc)
     return cli_error(CLI_FAILED, "lease", "%s", err);
 
+  /* The holders first: a failure prints nothing on stdout. Every holder of the
+   * namespace: datacenters and layouts other than ours too. */
+  size_t cap = 256, count = 0;
+  idgen_lease_holder *hs = NULL;
+  for (;;) {
+    idgen_lease_holder *more = realloc(hs, cap * sizeof *hs);
+    if (!more) {
+      free(hs);
+      idgen_lease_free(lease);
+      return cli_error(CLI_FAILED, "lease", "out of memory");
+    }
+    hs = more;
+    rc = idgen_lease_holders(lease, hs, cap, &count);
+    if (rc || count <= cap)
+      break;
+    cap = count;
+  }
+  if (rc) {
+    cli_error(CLI_FAILED, "lease", "%s", idgen_lease_why(lease));
+    free(hs);
+    idgen_lease_free(lease);
+    return CLI_FAILED;
+  }
   char line[512];
   idgen_lease_describe(lease, line, sizeof line);
   printf("provider: %s\n", line);
@@ -124,35 +178,8 @@ int idgen__cmd_lease(int argc, char **argv) {
   printf("ntp: %s\n", sync == 1   ? "synchronised (adjtimex)"
                       : sync == 0 ? "NOT synchronised (adjtimex)"
                                   : "unknown (adjtimex failed)");
-  size_t cap = max_worker + 1 < 4096 ? (size_t)max_worker + 1 : 4096, count = 0;
-  idgen_lease_holder *hs = calloc(cap, sizeof *hs);
-  if (!hs) {
-    idgen_lease_free(lease);
-    return cli_error(CLI_FAILED, "lease", "out of memory");
-  }
-  rc = idgen_lease_holders(lease, hs, cap, &count);
-  if (rc) {
-    cli_error(CLI_FAILED, "lease", "%s", idgen_lease_why(lease));
-    free(hs);
-    idgen_lease_free(lease);
-    return CLI_FAILED;
-  }
   printf("holders: %zu\n", count);
-  if (count)
-    printf("%-7s %-5s %-20s %-8s %-24s %-9s %s\n", "worker", "live", "host", "pid", "hwm",
-           "ttl-left", "started");
-  for (size_t i = 0; i < count && i < cap; i++) {
-    char hwm[32], started[32], ttl[16];
-    fmt_time(hs[i].hwm_ms, hwm, sizeof hwm);
-    fmt_time(hs[i].start_ms, started, sizeof started);
-    if (hs[i].ttl_left_ms >= 0)
-      snprintf(ttl, sizeof ttl, "%.1fs", (double)hs[i].ttl_left_ms / 1000.0);
-    else
-      snprintf(ttl, sizeof ttl, "-");
-    printf("%-7llu %-5s %-20s %-8lld %-24s %-9s %s\n", (unsigned long long)hs[i].worker,
-           hs[i].live ? "yes" : "no", hs[i].host[0] ? hs[i].host : "-",
-           (long long)hs[i].pid, hwm, ttl, started);
-  }
+  print_holders(hs, count);
   free(hs);
   idgen_lease_free(lease);
   return CLI_OK;

@@ -1,5 +1,6 @@
 /* cmd_serve.c: `idgen serve`: the network ID service (HTTP/JSON and RESP2). */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "server/config.h"

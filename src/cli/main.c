@@ -30,8 +30,12 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    usage(stderr);
-    return CLI_USAGE;
+    char names[256] = "";
+    for (size_t i = 0, at = 0;
+         i < sizeof commands / sizeof commands[0] && at < sizeof names; i++)
+      at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "",
+                             commands[i].name);
+    return cli_error(CLI_USAGE, "", "no command given: %s (try 'idgen --help')", names);
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);

@@ -1,5 +1,6 @@
 /* claim.c: the host-wide claim of a worker ID: an abstract Unix socket named
- * "idgen/<namespace>/worker/<N>", bound by its holder. Two processes of one namespace on
+ * "idgen/<namespace>/worker/<N>" ("idgen/<namespace>/dc/<D>/worker/<N>" under a
+ * datacenter), bound by its holder. Two processes of one namespace on
  * one host cannot both bind it, whatever their users and state directories, and the
  * kernel frees the name when the holder's last descriptor closes (it exits or dies).
  * Abstract names live in a network namespace: processes in different ones (containers
@@ -16,20 +17,25 @@
 #include "lease/lease_internal.h"
 
 /* The claim's address: a NUL, then the name (no terminator: abstract names count every
- * byte of the length given). A datacenter would go before "worker". */
-static socklen_t claim_addr(const char *ns, uint64_t worker, struct sockaddr_un *sa) {
+ * byte of the length given). */
+static socklen_t claim_addr(const char *ns, int64_t dc, uint64_t worker,
+                            struct sockaddr_un *sa) {
   memset(sa, 0, sizeof *sa);
   sa->sun_family = AF_UNIX;
-  int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "idgen/%s/worker/%llu", ns,
-                   (unsigned long long)worker);
+  char where[32] = "";
+  if (dc >= 0)
+    snprintf(where, sizeof where, "dc/%lld/", (long long)dc);
+  int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "idgen/%s/%sworker/%llu", ns,
+                   where, (unsigned long long)worker);
   if (n < 0 || (size_t)n >= sizeof sa->sun_path - 1)
-    n = (int)sizeof sa->sun_path - 2; /* cannot happen: a namespace is <= 63 bytes */
+    n = (int)sizeof sa->sun_path - 2; /* huge numbers under a 63-byte namespace: one ID
+                                         still has one name; two may share one */
   return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
-int idgen__claim_take(idgen__claim *c, const char *ns, uint64_t worker) {
+int idgen__claim_take(idgen__claim *c, const char *ns, int64_t dc, uint64_t worker) {
   struct sockaddr_un sa;
-  socklen_t len = claim_addr(ns, worker, &sa);
+  socklen_t len = claim_addr(ns, dc, worker, &sa);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return -errno;
@@ -51,19 +57,23 @@ void idgen__claim_drop(idgen__claim *c) {
   c->fd = -1;
 }
 
-int idgen__claim_held(const char *ns, uint64_t worker) {
+int idgen__claim_held(const char *ns, int64_t dc, uint64_t worker) {
   idgen__claim c = {-1};
-  int rc = idgen__claim_take(&c, ns, worker);
+  int rc = idgen__claim_take(&c, ns, dc, worker);
   idgen__claim_drop(&c);
   return rc == -EADDRINUSE ? 1 : rc < 0 ? rc : 0;
 }
 
-/* The directory of the worker-<N> file that pid has open, from /proc/<pid>/fd (readable
- * for the same user or root only). 0, or -1 when it cannot be known. */
-static int holder_state_dir(pid_t pid, uint64_t worker, char *out, size_t outlen) {
-  char fds[64], want[40];
+/* The state directory of the worker file ([dc-<D>/]worker-<N>) that pid has open, from
+ * /proc/<pid>/fd (readable for the same user or root only). 0, or -1 when it cannot be
+ * known. */
+static int holder_state_dir(pid_t pid, int64_t dc, uint64_t worker, char *out,
+                            size_t outlen) {
+  char fds[64], want[64], where[32] = "";
   snprintf(fds, sizeof fds, "/proc/%ld/fd", (long)pid);
-  int wl = snprintf(want, sizeof want, "/worker-%llu", (unsigned long long)worker);
+  if (dc >= 0)
+    snprintf(where, sizeof where, "/dc-%lld", (long long)dc);
+  int wl = snprintf(want, sizeof want, "%s/worker-%llu", where, (unsigned long long)worker);
   DIR *d = opendir(fds);
   if (!d)
     return -1;
@@ -86,9 +96,10 @@ static int holder_state_dir(pid_t pid, uint64_t worker, char *out, size_t outlen
   return found;
 }
 
-void idgen__claim_holder(const char *ns, uint64_t worker, char *out, size_t outlen) {
+void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
+                         size_t outlen) {
   struct sockaddr_un sa;
-  socklen_t len = claim_addr(ns, worker, &sa);
+  socklen_t len = claim_addr(ns, dc, worker, &sa);
   snprintf(out, outlen, "another process");
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
@@ -98,7 +109,7 @@ void idgen__claim_holder(const char *ns, uint64_t worker, char *out, size_t outl
   if (connect(fd, (struct sockaddr *)&sa, len) == 0 &&
       getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid > 0) {
     char dir[IDGEN_LEASE_PATH_MAX];
-    if (holder_state_dir(cred.pid, worker, dir, sizeof dir) == 0)
+    if (holder_state_dir(cred.pid, dc, worker, dir, sizeof dir) == 0)
       snprintf(out, outlen, "pid %ld (state dir %s)", (long)cred.pid, dir);
     else
       snprintf(out, outlen, "pid %ld (uid %ld; its state dir is not readable here)",

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@ void idgen_lease_config_init(idgen_lease_config *c) {
   c->hwm_wait_max_ms = 30000;
   c->request_timeout_ms = 5000;
   c->max_skew_ms = 10000;
+  c->datacenter = -1;
+  c->range_lo = c->range_hi = -1;
+  snprintf(c->region, sizeof c->region, "default");
 }
 
 static const char *const kind_names[] = {"file", "static", "k8s", "etcd"};
@@ -78,6 +82,15 @@ static const idgen_lease_option options[] = {
     {"require-ntp-sync", NULL, 0, NULL,
      "refuse to start when the kernel says the clock is "
      "not NTP-synchronised"},
+    {"datacenter", "IDGEN_DATACENTER", 1, "N",
+     "layouts with two node fields (twitter: datacenter, worker): the high field is N; "
+     "providers claim the low one only, in a space of N's own (one N per region)"},
+    {"worker-id-range", "IDGEN_WORKER_ID_RANGE", 1, "LO-HI",
+     "claim only these values of the claimed field (the low one with --datacenter): "
+     "file and etcd take the smallest free one; static and k8s must fall in it"},
+    {"region", "IDGEN_REGION", 1, "NAME",
+     "this region's name, written in holder records; etcd refuses to start when a live "
+     "holder of the same datacenter names another (default \"default\")"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
@@ -117,6 +130,24 @@ static int set_endpoints(idgen_lease_config *c, const char *value, char *err,
   return 0;
 }
 
+/* "LO-HI", two non-negative integers, LO <= HI. */
+static int set_range(idgen_lease_config *c, const char *value, char *err, size_t errlen) {
+  char lo[32];
+  const char *dash = strchr(value, '-');
+  int64_t a, b;
+  if (!dash || (size_t)(dash - value) >= sizeof lo)
+    return fail(err, errlen, "--worker-id-range: '%s' is not LO-HI", value);
+  memcpy(lo, value, (size_t)(dash - value));
+  lo[dash - value] = '\0';
+  if (parse_i64(lo, 0, INT64_MAX, &a) || parse_i64(dash + 1, 0, INT64_MAX, &b))
+    return fail(err, errlen, "--worker-id-range: '%s' is not LO-HI (two integers)", value);
+  if (a > b)
+    return fail(err, errlen, "--worker-id-range: '%s' is empty (LO above HI)", value);
+  c->range_lo = a;
+  c->range_hi = b;
+  return 0;
+}
+
 static int ns_ok(const char *s) {
   if (!*s)
     return 0;
@@ -125,6 +156,17 @@ static int ns_ok(const char *s) {
       return 0;
   return 1;
 }
+
+/* The options that take a non-negative integer, and the int64_t each sets. */
+static const struct {
+  const char *name;
+  size_t offset;
+} whole_numbers[] = {
+    {"worker-id", offsetof(idgen_lease_config, worker_id)},
+    {"worker-id-offset", offsetof(idgen_lease_config, worker_id_offset)},
+    {"pod-index", offsetof(idgen_lease_config, pod_index)},
+    {"datacenter", offsetof(idgen_lease_config, datacenter)},
+};
 
 int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *value,
                            char *err, size_t errlen) {
@@ -139,6 +181,14 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
   if (opt->has_arg && !value)
     return fail(err, errlen, "--%s needs a value", name);
   int64_t v;
+  for (size_t i = 0; i < sizeof whole_numbers / sizeof whole_numbers[0]; i++) {
+    if (strcmp(name, whole_numbers[i].name))
+      continue;
+    if (parse_i64(value, 0, INT64_MAX, &v))
+      return fail(err, errlen, "--%s: '%s' is not a non-negative integer", name, value);
+    memcpy((char *)c + whole_numbers[i].offset, &v, sizeof v);
+    return 0;
+  }
   if (!strcmp(name, "lease")) {
     if (idgen_lease_kind_parse(value, &c->kind))
       return fail(err, errlen, "--lease: unknown provider '%s' (file, etcd, k8s, static)",
@@ -147,26 +197,16 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     if (!*value || strlen(value) >= sizeof c->state_dir)
       return fail(err, errlen, "--state-dir: empty or too long");
     snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
-  } else if (!strcmp(name, "worker-id")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--worker-id: '%s' is not a non-negative integer", value);
-    c->worker_id = v;
-  } else if (!strcmp(name, "worker-id-offset")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--worker-id-offset: '%s' is not a non-negative integer",
-                  value);
-    c->worker_id_offset = v;
-  } else if (!strcmp(name, "pod-index")) {
-    if (parse_i64(value, 0, INT64_MAX, &v))
-      return fail(err, errlen, "--pod-index: '%s' is not a non-negative integer", value);
-    c->pod_index = v;
   } else if (!strcmp(name, "etcd")) {
     return set_endpoints(c, value, err, errlen);
-  } else if (!strcmp(name, "namespace")) {
+  } else if (!strcmp(name, "namespace") || !strcmp(name, "region")) {
     if (!ns_ok(value) || strlen(value) >= sizeof c->ns)
-      return fail(err, errlen, "--namespace: '%s' must be 1-%zu of [A-Za-z0-9._-]", value,
+      return fail(err, errlen, "--%s: '%s' must be 1-%zu of [A-Za-z0-9._-]", name, value,
                   sizeof c->ns - 1);
-    snprintf(c->ns, sizeof c->ns, "%s", value);
+    char *dst = !strcmp(name, "namespace") ? c->ns : c->region;
+    snprintf(dst, IDGEN_LEASE_NAME_MAX, "%s", value);
+  } else if (!strcmp(name, "worker-id-range")) {
+    return set_range(c, value, err, errlen);
   } else if (!strcmp(name, "lease-ttl")) {
     if (parse_i64(value, 0, 86400, &v))
       return fail(err, errlen, "--lease-ttl: '%s' is not a number of seconds", value);
@@ -218,8 +258,109 @@ static int64_t effective_margin(const idgen_lease_config *c) {
   return c->ttl_ms / 3 < 2000 ? c->ttl_ms / 3 : 2000;
 }
 
-int idgen_lease_config_check(const idgen_lease_config *c, uint64_t max_worker, char *err,
-                             size_t errlen) {
+static uint64_t field_max(uint8_t bits) {
+  return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+}
+
+int idgen_lease_space_of(const idgen_lease_config *c, const idgen_layout *l,
+                         idgen_lease_space *out, char *err, size_t errlen) {
+  const idgen_field *node[IDGEN_LAYOUT_NODES_MAX];
+  size_t nn = 0;
+  for (size_t i = 0; i < l->nfields && nn < IDGEN_LAYOUT_NODES_MAX; i++)
+    if (l->fields[i].kind == IDGEN_FIELD_NODE)
+      node[nn++] = &l->fields[i]; /* adjacent, the high one first */
+  if (nn == 0)
+    return fail(err, errlen, "the layout has no node field");
+  idgen_lease_space s;
+  memset(&s, 0, sizeof s);
+  s.datacenter = -1;
+  s.low_bits = nn == 2 ? node[1]->bits : 0;
+  if (c->datacenter >= 0) {
+    if (nn < 2)
+      return fail(err, errlen,
+                  "--datacenter: the layout has one node field (%s); a datacenter needs "
+                  "two (twitter: datacenter 5 bits, worker 5 bits)",
+                  node[0]->name);
+    if ((uint64_t)c->datacenter > field_max(node[0]->bits))
+      return fail(err, errlen,
+                  "--datacenter: %lld is out of range: the layout's %s field holds 0-%llu",
+                  (long long)c->datacenter, node[0]->name,
+                  (unsigned long long)field_max(node[0]->bits));
+    s.datacenter = c->datacenter;
+    s.bits = node[1]->bits;
+    snprintf(s.field, sizeof s.field, "%s", node[1]->name);
+    snprintf(s.dc_field, sizeof s.dc_field, "%s", node[0]->name);
+  } else {
+    s.bits = l->node_bits;
+    snprintf(s.field, sizeof s.field, "%s", nn == 2 ? "worker ID" : node[0]->name);
+  }
+  s.lo = 0;
+  s.hi = field_max(s.bits);
+  if (c->range_lo >= 0) {
+    if ((uint64_t)c->range_hi > s.hi)
+      return fail(err, errlen,
+                  "--worker-id-range: %lld-%lld is out of range: the %s field holds "
+                  "0-%llu",
+                  (long long)c->range_lo, (long long)c->range_hi, s.field,
+                  (unsigned long long)s.hi);
+    s.lo = (uint64_t)c->range_lo;
+    s.hi = (uint64_t)c->range_hi;
+  }
+  *out = s;
+  return 0;
+}
+
+uint64_t idgen_lease_space_worker(const idgen_lease_space *s, uint64_t claimed) {
+  if (s->datacenter < 0)
+    return claimed;
+  return (uint64_t)s->datacenter << s->bits | claimed;
+}
+
+uint64_t idgen__space_size(const idgen_lease_space *s) {
+  return s->hi - s->lo + 1;
+}
+
+uint64_t idgen__space_alias(const idgen_lease_space *s, uint64_t claimed, int64_t *dc) {
+  if (s->low_bits == 0) {
+    *dc = -2;
+    return 0;
+  }
+  if (s->datacenter >= 0) {
+    *dc = -1;
+    return idgen_lease_space_worker(s, claimed);
+  }
+  *dc = (int64_t)(claimed >> s->low_bits);
+  return claimed & field_max(s->low_bits);
+}
+
+void idgen__space_name(const idgen_lease_space *s, const char *ns, char *out,
+                       size_t outlen) {
+  char range[64] = "", dc[64] = "";
+  if (s->lo != 0 || s->hi != field_max(s->bits))
+    snprintf(range, sizeof range, " %llu-%llu (--worker-id-range)",
+             (unsigned long long)s->lo, (unsigned long long)s->hi);
+  if (s->datacenter >= 0)
+    snprintf(dc, sizeof dc, " of %s %lld in", s->dc_field, (long long)s->datacenter);
+  snprintf(out, outlen, "worker IDs%s%s%s namespace '%s'", range, dc, dc[0] ? "" : " of",
+           ns);
+}
+
+/* The fixed claimed value of static and k8s must fall in the space. */
+static int fixed_in_space(const idgen_lease_space *s, const char *what, uint64_t claimed,
+                          char *err, size_t errlen) {
+  if (claimed > field_max(s->bits))
+    return fail(err, errlen, "%s %llu is out of range: the %s field holds 0-%llu", what,
+                (unsigned long long)claimed, s->field,
+                (unsigned long long)field_max(s->bits));
+  if (claimed < s->lo || claimed > s->hi)
+    return fail(err, errlen, "%s %llu is outside --worker-id-range %llu-%llu", what,
+                (unsigned long long)claimed, (unsigned long long)s->lo,
+                (unsigned long long)s->hi);
+  return 0;
+}
+
+int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *layout,
+                             char *err, size_t errlen) {
   if (c->ttl_ms < 2000)
     return fail(err, errlen, "--lease-ttl: %lld ms is below etcd's minimum of 2 s",
                 (long long)c->ttl_ms);
@@ -238,41 +379,42 @@ int idgen_lease_config_check(const idgen_lease_config *c, uint64_t max_worker, c
                 (long long)c->ahead_ms, (long long)c->hwm_interval_ms);
   if (c->request_timeout_ms < 100)
     return fail(err, errlen, "--etcd-timeout: below 100 ms");
+  idgen_lease_space space;
+  int rc = idgen_lease_space_of(c, layout, &space, err, errlen);
+  if (rc)
+    return rc;
   switch (c->kind) {
   case IDGEN_LEASE_STATIC:
     if (c->worker_id < 0)
       return fail(err, errlen, "--lease static needs --worker-id (or IDGEN_WORKER_ID)");
-    if ((uint64_t)c->worker_id > max_worker)
-      return fail(err, errlen, "--worker-id: %lld is out of range: the layout holds 0-%llu",
-                  (long long)c->worker_id, (unsigned long long)max_worker);
-    break;
+    return fixed_in_space(&space, "--worker-id:", (uint64_t)c->worker_id, err, errlen);
   case IDGEN_LEASE_K8S: {
-    if ((uint64_t)c->worker_id_offset > max_worker)
+    if ((uint64_t)c->worker_id_offset > field_max(space.bits))
       return fail(err, errlen,
-                  "--worker-id-offset: %lld is out of range: the layout holds 0-%llu",
-                  (long long)c->worker_id_offset, (unsigned long long)max_worker);
+                  "--worker-id-offset: %lld is out of range: the %s field "
+                  "holds 0-%llu",
+                  (long long)c->worker_id_offset, space.field,
+                  (unsigned long long)field_max(space.bits));
     int64_t ord;
-    int rc = idgen__k8s_ordinal(c, &ord, err, errlen);
+    rc = idgen__k8s_ordinal(c, &ord, err, errlen);
     if (rc)
       return rc;
-    if ((uint64_t)ord > max_worker - (uint64_t)c->worker_id_offset)
-      return fail(err, errlen,
-                  "--worker-id-offset: ordinal %lld + offset %lld is out of range: the "
-                  "layout holds 0-%llu",
-                  (long long)ord, (long long)c->worker_id_offset,
-                  (unsigned long long)max_worker);
-    break;
+    char what[96];
+    snprintf(what, sizeof what,
+             "--worker-id-offset: ordinal %lld + offset %lld =", (long long)ord,
+             (long long)c->worker_id_offset);
+    if ((uint64_t)ord > UINT64_MAX - (uint64_t)c->worker_id_offset)
+      return fail(err, errlen, "%s too large", what);
+    return fixed_in_space(&space, what, (uint64_t)(ord + c->worker_id_offset), err, errlen);
   }
   case IDGEN_LEASE_ETCD:
     if (c->nendpoints == 0)
       return fail(err, errlen, "--lease etcd needs --etcd URLS (or IDGEN_ETCD)");
-    break;
+    return 0;
   case IDGEN_LEASE_FILE:
-    break;
-  default:
-    return fail(err, errlen, "unknown lease provider");
+    return 0;
   }
-  return 0;
+  return fail(err, errlen, "unknown lease provider");
 }
 
 int idgen__k8s_ordinal(const idgen_lease_config *c, int64_t *out, char *err,
@@ -305,13 +447,15 @@ void idgen_keeper_config_from(idgen_keeper_config *out, const idgen_lease_config
   out->hwm_wait_max_ms = c->hwm_wait_max_ms;
 }
 
-int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
-                     uint64_t max_worker, char *err, size_t errlen) {
-  if (!out || !config)
+static int open_lease(idgen_lease **out, const idgen_lease_config *config,
+                      const idgen_layout *layout, int readonly, char *err, size_t errlen) {
+  if (!out || !config || !layout)
     return fail(err, errlen, "no config");
-  int rc = idgen_lease_config_check(config, max_worker, err, errlen);
+  int rc = idgen_lease_config_check(config, layout, err, errlen);
   if (rc)
     return rc;
+  idgen_lease_space space;
+  idgen_lease_space_of(config, layout, &space, NULL, 0); /* checked just now */
   if (config->require_ntp_sync) {
     rc = idgen_ntp_synced(NULL);
     if (rc == 0) {
@@ -324,21 +468,33 @@ int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
   }
   switch (config->kind) {
   case IDGEN_LEASE_FILE:
-    return idgen__lease_file_new(out, config, max_worker, err, errlen);
+    return idgen__lease_file_new(out, config, &space, readonly, err, errlen);
   case IDGEN_LEASE_STATIC:
-    return idgen__lease_fixed_new(out, config, (uint64_t)config->worker_id, err, errlen);
+    return idgen__lease_fixed_new(out, config, &space, (uint64_t)config->worker_id,
+                                  readonly, err, errlen);
   case IDGEN_LEASE_K8S: {
     int64_t ord = 0;
     rc = idgen__k8s_ordinal(config, &ord, err, errlen);
     if (rc)
       return rc;
-    return idgen__lease_fixed_new(out, config, (uint64_t)(ord + config->worker_id_offset),
-                                  err, errlen);
+    return idgen__lease_fixed_new(out, config, &space,
+                                  (uint64_t)(ord + config->worker_id_offset), readonly, err,
+                                  errlen);
   }
-  case IDGEN_LEASE_ETCD:
-    return idgen__lease_etcd_new(out, config, max_worker, err, errlen);
+  case IDGEN_LEASE_ETCD: /* opening only reads: a status call */
+    return idgen__lease_etcd_new(out, config, &space, err, errlen);
   }
   return fail(err, errlen, "unknown lease provider");
+}
+
+int idgen_lease_open(idgen_lease **out, const idgen_lease_config *config,
+                     const idgen_layout *layout, char *err, size_t errlen) {
+  return open_lease(out, config, layout, 0, err, errlen);
+}
+
+int idgen_lease_open_readonly(idgen_lease **out, const idgen_lease_config *config,
+                              const idgen_layout *layout, char *err, size_t errlen) {
+  return open_lease(out, config, layout, 1, err, errlen);
 }
 
 int idgen_ntp_synced(int64_t *maxerror_us) {

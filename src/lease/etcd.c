@@ -1,5 +1,6 @@
 /* etcd.c: the etcd provider: worker IDs as keys under a lease, the HWM as a persistent
- * key written only while our worker key still carries our lease (HTTP in etcd_http.c). */
+ * key written only while our worker key still carries our lease; keys of a datacenter
+ * under /idgen/<ns>/dc/<D>/ (HTTP in etcd_http.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +15,17 @@ typedef struct etcd_lease {
   idgen_lease base;
   idgen__etcd_http http;
   char ns[IDGEN_LEASE_NAME_MAX];
-  uint64_t max_worker;
+  idgen_lease_space space;
   int64_t ttl_s;
   int64_t max_skew_ms;
-  int skew_checked;
+  int started; /* the start checks (clock skew, region) passed */
   char host[IDGEN_LEASE_NAME_MAX];
+  char region[IDGEN_LEASE_NAME_MAX];
   int64_t start_ms;
   int64_t lease_id; /* 0: none */
   int held;
   uint64_t fork_gen; /* the fork generation when it was opened */
-  uint64_t worker;
+  uint64_t worker;   /* the claimed value held */
   /* the last reply, as post() left it (owned by http) */
   const char *body;
   size_t len;
@@ -73,14 +75,38 @@ static int reply_error(etcd_lease *e, const char *what) {
   return idgen__why(&e->base, IDGEN_EUNAVAIL, "etcd %s: %s", what, msg);
 }
 
-static void key_of(const etcd_lease *e, const char *kind, uint64_t w, char *out,
-                   size_t outlen) {
-  snprintf(out, outlen, "/idgen/%s/%s/%llu", e->ns, kind, (unsigned long long)w);
+/* "/idgen/<ns>/" and, under datacenter dc >= 0, "dc/<dc>/". */
+static void space_prefix(const etcd_lease *e, int64_t dc, char *out, size_t outlen) {
+  if (dc >= 0)
+    snprintf(out, outlen, "/idgen/%s/dc/%lld/", e->ns, (long long)dc);
+  else
+    snprintf(out, outlen, "/idgen/%s/", e->ns);
 }
 
-static int range_prefix(etcd_lease *e, const char *kind, idgen__etcd_kv **kvs, size_t *n) {
-  char prefix[160];
-  snprintf(prefix, sizeof prefix, "/idgen/%s/%s/", e->ns, kind);
+/* The key of kind ("workers", "hwm") of w, in our space. */
+static void key_of(const etcd_lease *e, const char *kind, uint64_t w, char *out,
+                   size_t outlen) {
+  char prefix[128];
+  space_prefix(e, e->space.datacenter, prefix, sizeof prefix);
+  snprintf(out, outlen, "%s%s/%llu", prefix, kind, (unsigned long long)w);
+}
+
+/* The keys of w's other name (two-field layouts): 0, or -1 when it has none. */
+static int other_keys(const etcd_lease *e, uint64_t w, char *wkey, char *hkey,
+                      size_t keylen) {
+  int64_t dc;
+  uint64_t aw = idgen__space_alias(&e->space, w, &dc);
+  if (dc == -2)
+    return -1;
+  char prefix[128];
+  space_prefix(e, dc, prefix, sizeof prefix);
+  snprintf(wkey, keylen, "%sworkers/%llu", prefix, (unsigned long long)aw);
+  snprintf(hkey, keylen, "%shwm/%llu", prefix, (unsigned long long)aw);
+  return 0;
+}
+
+/* Lists every key under prefix (the reply's kvs, malloc'd). */
+static int range_all(etcd_lease *e, const char *prefix, idgen__etcd_kv **kvs, size_t *n) {
   int rc = post_free(e, "/v3/kv/range", idgen__etcd_prefix_body(prefix));
   if (rc)
     return rc;
@@ -90,6 +116,14 @@ static int range_prefix(etcd_lease *e, const char *kind, idgen__etcd_kv **kvs, s
   if (rc)
     return idgen__why(&e->base, IDGEN_EPROTO, "etcd range: unexpected reply");
   return 0;
+}
+
+/* Lists our space's keys of kind ("workers", "hwm"). */
+static int range_prefix(etcd_lease *e, const char *kind, idgen__etcd_kv **kvs, size_t *n) {
+  char space[128], prefix[160];
+  space_prefix(e, e->space.datacenter, space, sizeof space);
+  snprintf(prefix, sizeof prefix, "%s%s/", space, kind);
+  return range_all(e, prefix, kvs, n);
 }
 
 static void revoke(etcd_lease *e) {
@@ -149,11 +183,9 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
   return rc;
 }
 
-/* Reads the HWM record of worker w into *rec (all zero when there is none): for a
- * claim adopted from a listing, whose transaction's reply was lost. */
-static int read_hwm(etcd_lease *e, uint64_t w, idgen__record *rec, int *found) {
-  char hkey[160];
-  key_of(e, "hwm", w, hkey, sizeof hkey);
+/* Reads the HWM record at hkey into *rec (all zero when there is none): for a claim
+ * adopted from a listing, whose transaction's reply was lost. */
+static int read_hwm(etcd_lease *e, const char *hkey, idgen__record *rec, int *found) {
   int rc = post_free(e, "/v3/kv/range", idgen__etcd_range_body(hkey, NULL));
   if (rc || (rc = reply_error(e, "range")))
     return rc;
@@ -178,7 +210,68 @@ static void unclaim(etcd_lease *e, uint64_t w) {
   memcpy(e->base.why, save, sizeof save);
 }
 
-#define SKIP_MAX 64
+/* At start, under a datacenter: a live holder of it that names another region is a
+ * second region configured with our datacenter number, and pointed at this etcd. */
+static int check_region(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
+  if (e->space.datacenter < 0)
+    return 0;
+  for (size_t i = 0; i < nw; i++) {
+    idgen__record r;
+    if (idgen__record_parse(workers[i].value, workers[i].value_len, &r) || !r.region[0] ||
+        !strcmp(r.region, e->region))
+      continue;
+    return idgen__why(&e->base, IDGEN_ECONFLICT,
+                      "%s %lld of namespace '%s' has a live holder in region '%s' (host "
+                      "%s, etcd key %s), and this is region '%s': two regions with one "
+                      "%s number? (--datacenter, --region)",
+                      e->space.dc_field, (long long)e->space.datacenter, e->ns, r.region,
+                      r.host, workers[i].key, e->region, e->space.dc_field);
+  }
+  return 0;
+}
+
+/* The IDs acquire passes over: those with an unreadable HWM, and those held under their
+ * other name. */
+typedef struct passed {
+  uint64_t *ids;
+  size_t n, cap;
+  size_t corrupt, other; /* how many of each */
+} passed;
+
+static int pass_over(etcd_lease *e, passed *p, uint64_t w) {
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    uint64_t *ids = realloc(p->ids, cap * sizeof *ids);
+    if (!ids)
+      return idgen__why(&e->base, IDGEN_ENOMEM, "out of memory");
+    p->ids = ids;
+    p->cap = cap;
+  }
+  p->ids[p->n++] = w;
+  return 0;
+}
+
+static int none_free(etcd_lease *e, const passed *p, const char *corrupt) {
+  char space[160], other[96] = "";
+  idgen__space_name(&e->space, e->ns, space, sizeof space);
+  if (p->other)
+    snprintf(other, sizeof other,
+             "; %zu held under their other name (with or without "
+             "--datacenter)",
+             p->other);
+  if (p->corrupt)
+    return idgen__why(&e->base, IDGEN_ENOWORKER,
+                      "none of the %s free (etcd)%s; %zu skipped, the last: %s", space,
+                      other, p->corrupt, corrupt);
+  return idgen__why(&e->base, IDGEN_ENOWORKER, "all %llu %s are taken (etcd)%s",
+                    (unsigned long long)idgen__space_size(&e->space), space, other);
+}
+
+/* Parses the record of a HWM key read (found) into *rec; 0 when none. */
+static int hwm_record(const idgen__etcd_kv *kv, int found, idgen__record *rec) {
+  memset(rec, 0, sizeof *rec);
+  return found ? idgen__record_parse(kv->value, kv->value_len, rec) : 0;
+}
 
 static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
   etcd_lease *e = (etcd_lease *)l;
@@ -197,44 +290,43 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
   e->lease_id = id;
 
   idgen__record self;
-  idgen__record_self(&self, e->host, e->start_ms);
-  char wkey[160], hkey[160], value[512], corrupt[IDGEN_LEASE_WHY_MAX] = "";
-  uint64_t skipped[SKIP_MAX];
-  size_t nskipped = 0;
-  for (int attempt = 0; attempt < 64; attempt++) {
+  idgen__record_self(&self, e->host, e->start_ms, e->space.datacenter, e->region);
+  char wkey[160], hkey[160], owkey[160], ohkey[160], value[512];
+  char corrupt[IDGEN_LEASE_WHY_MAX] = "";
+  passed p = {NULL, 0, 0, 0, 0};
+  for (int races = 0; races < 64;) {
     idgen__etcd_kv *kvs = NULL;
     size_t n = 0;
     if ((rc = range_prefix(e, "workers", &kvs, &n)))
       goto fail;
-    if (!e->skew_checked) {
-      rc = check_skew(e, kvs, n);
-      if (rc) {
+    if (!e->started) {
+      if ((rc = check_skew(e, kvs, n)) || (rc = check_region(e, kvs, n))) {
         free(kvs);
         goto fail;
       }
-      e->skew_checked = 1;
+      e->started = 1;
     }
     int ours = 0;
-    int64_t pick = idgen__etcd_pick(kvs, n, id, e->max_worker, skipped, nskipped, &ours);
+    int64_t pick =
+        idgen__etcd_pick(kvs, n, id, e->space.lo, e->space.hi, p.ids, p.n, &ours);
     free(kvs);
     if (pick < 0) {
-      rc = nskipped ? idgen__why(l, IDGEN_ENOWORKER,
-                                 "no worker ID of namespace '%s' free (etcd); %zu skipped, "
-                                 "the last: %s",
-                                 e->ns, nskipped, corrupt)
-                    : idgen__why(l, IDGEN_ENOWORKER,
-                                 "all %llu worker IDs of namespace '%s' are taken (etcd)",
-                                 (unsigned long long)e->max_worker + 1, e->ns);
+      rc = none_free(e, &p, corrupt);
       goto fail;
     }
     uint64_t w = (uint64_t)pick;
     key_of(e, "workers", w, wkey, sizeof wkey);
     key_of(e, "hwm", w, hkey, sizeof hkey);
-    idgen__record rec;
+    int other = other_keys(e, w, owkey, ohkey, sizeof owkey) == 0;
+    idgen__record rec, orec;
     memset(&rec, 0, sizeof rec);
-    int found = 0;
+    memset(&orec, 0, sizeof orec);
+    int found = 0, ofound = 0;
+    const char *bad = hkey;
     if (ours) {
-      rc = read_hwm(e, w, &rec, &found);
+      rc = read_hwm(e, hkey, &rec, &found);
+      if (!rc && other && (rc = read_hwm(e, ohkey, &orec, &ofound)))
+        bad = ohkey;
       if (rc && rc != IDGEN_EEMPTY && rc != IDGEN_EFORMAT)
         goto fail; /* not the record: etcd itself */
     } else {
@@ -243,49 +335,69 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
         rc = idgen__why(l, IDGEN_EBUFSIZE, "holder record too long");
         goto fail;
       }
-      rc = post_free(e, "/v3/kv/txn", idgen__etcd_claim_body(wkey, value, id, hkey));
-      if (rc == IDGEN_EUNAVAIL)
+      rc = post_free(e, "/v3/kv/txn",
+                     idgen__etcd_claim_body(wkey, value, id, hkey, other ? owkey : NULL,
+                                            other ? ohkey : NULL));
+      if (rc == IDGEN_EUNAVAIL) {
+        races++;
         continue; /* maybe applied: the next listing shows it as ours, or fails too */
+      }
       if (rc)
         goto fail;
       if ((rc = reply_error(e, "claim txn"))) {
         rc = rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
         goto fail;
       }
+      /* Applied: responses 1 and 2 read the HWMs. Not: the failure's response 0 read the
+       * other name's worker key. */
       int ok = 0;
-      idgen__etcd_kv hwm;
-      if (idgen__etcd_parse_txn(e->body, e->len, &ok, 1, &hwm, &found)) {
+      idgen__etcd_kv hwm, ohwm;
+      if (idgen__etcd_parse_txn(e->body, e->len, &ok, 1, &hwm, &found) ||
+          (other &&
+           idgen__etcd_parse_txn(e->body, e->len, &ok, ok ? 2 : 0, &ohwm, &ofound))) {
         rc = idgen__why(l, IDGEN_EPROTO, "etcd claim txn: unexpected reply");
         goto fail;
       }
-      if (!ok)
+      if (!ok && ofound) { /* the failure branch read the other name's worker key */
+        if ((rc = pass_over(e, &p, w)))
+          goto fail;
+        p.other++;
+        continue;
+      }
+      if (!ok) {
+        races++;
         continue; /* lost a race, or an earlier attempt of ours won it: list again */
-      rc = found ? idgen__record_parse(hwm.value, hwm.value_len, &rec) : 0;
+      }
+      rc = hwm_record(&hwm, found, &rec);
+      if (!rc && other && (rc = hwm_record(&ohwm, ofound, &orec)))
+        bad = ohkey;
     }
     if (rc) {
       /* Everyone takes the smallest free ID: one bad record must not stop them all. */
-      idgen__why(l, rc, "etcd key %s: unreadable HWM record (%s)", hkey,
-                 idgen_strerror(rc));
+      idgen__why(l, rc, "etcd key %s: unreadable HWM record (%s)", bad, idgen_strerror(rc));
       snprintf(corrupt, sizeof corrupt, "%s", l->why);
       unclaim(e, w);
-      if (nskipped < SKIP_MAX)
-        skipped[nskipped++] = w;
+      if ((rc = pass_over(e, &p, w)))
+        goto fail;
+      p.corrupt++;
       continue;
     }
     e->held = 1;
     e->worker = w;
-    out->worker = w;
-    out->hwm_ms = rec.hwm_ms;
+    out->worker = idgen_lease_space_worker(&e->space, w);
+    out->hwm_ms = rec.hwm_ms > orec.hwm_ms ? rec.hwm_ms : orec.hwm_ms;
     out->ttl_ms = ttl * 1000;
     out->fenced = 1;
-    out->skipped = (uint32_t)nskipped;
-    if (nskipped)
+    out->skipped = (uint32_t)p.corrupt;
+    if (p.corrupt)
       idgen__why(l, 0, "%s: skipped", corrupt);
+    free(p.ids);
     return 0;
   }
   rc = idgen__why(l, IDGEN_ECONFLICT,
                   "etcd: lost 64 races for a worker ID in namespace '%s'", e->ns);
 fail:
+  free(p.ids);
   revoke(e);
   return rc;
 }
@@ -313,7 +425,7 @@ static int etcd_keepalive(idgen_lease *l) {
 
 static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
   idgen__record rec;
-  idgen__record_self(&rec, e->host, e->start_ms);
+  idgen__record_self(&rec, e->host, e->start_ms, e->space.datacenter, e->region);
   rec.hwm_ms = hwm_ms;
   rec.wall_ms = idgen_wall_ns() / NS_PER_MS;
   char wkey[160], hkey[160], value[512];
@@ -367,66 +479,88 @@ static int etcd_release(idgen_lease *l, int64_t final_hwm_ms) {
   return rc;
 }
 
+/* One worker ID named in the namespace: its worker key and HWM key, if any. */
+typedef struct named {
+  int64_t dc;
+  uint64_t w;
+  const idgen__etcd_kv *wk, *hk;
+} named;
+
+static int cmp_named(const void *a, const void *b) {
+  const named *x = a, *y = b;
+  if (x->dc != y->dc)
+    return x->dc < y->dc ? -1 : 1;
+  return x->w < y->w ? -1 : x->w > y->w;
+}
+
+/* Fills a holder from its keys' records (the worker key's for who, the HWM key's for
+ * the HWM and clock) and, for a live one, its lease's time left. */
+static void fill_holder(etcd_lease *e, const named *k, idgen_lease_holder *h) {
+  memset(h, 0, sizeof *h);
+  h->worker = k->w;
+  h->datacenter = k->dc;
+  h->live = k->wk != NULL;
+  h->ttl_left_ms = -1;
+  idgen__record r;
+  for (int i = 0; i < 2; i++) {
+    const idgen__etcd_kv *kv = i == 0 ? k->hk : k->wk;
+    if (!kv || idgen__record_parse(kv->value, kv->value_len, &r))
+      continue;
+    if (i == 0) {
+      h->hwm_ms = r.hwm_ms;
+      h->wall_ms = r.wall_ms;
+    } else if (!h->wall_ms) {
+      h->wall_ms = r.wall_ms;
+    }
+    snprintf(h->host, sizeof h->host, "%s", r.host);
+    snprintf(h->region, sizeof h->region, "%s", r.region);
+    h->pid = r.pid;
+    h->start_ms = r.start_ms;
+  }
+  int64_t ttl;
+  if (k->wk && k->wk->lease &&
+      !post_free(e, "/v3/lease/timetolive", idgen__etcd_id_body(k->wk->lease)) &&
+      !reply_error(e, "timetolive") && !idgen__etcd_parse_ttl(e->body, e->len, &ttl))
+    h->ttl_left_ms = ttl >= 0 ? ttl * 1000 : 0;
+}
+
 static int etcd_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
                         size_t *count) {
   etcd_lease *e = (etcd_lease *)l;
-  idgen__etcd_kv *ws = NULL, *hs = NULL;
-  size_t nw = 0, nh = 0;
   int rc = refuse_in_child(e);
   if (rc)
     return rc;
-  rc = range_prefix(e, "workers", &ws, &nw);
-  if (rc)
+  /* The whole namespace: every datacenter's keys and those without one. */
+  char prefix[128];
+  space_prefix(e, -1, prefix, sizeof prefix);
+  idgen__etcd_kv *kvs = NULL;
+  size_t nkv = 0;
+  if ((rc = range_all(e, prefix, &kvs, &nkv)))
     return rc;
-  if ((rc = range_prefix(e, "hwm", &hs, &nh))) {
-    free(ws);
-    return rc;
+  named *ks = calloc(nkv ? nkv : 1, sizeof *ks);
+  if (!ks) {
+    free(kvs);
+    return idgen__why(l, IDGEN_ENOMEM, "out of memory");
   }
-  size_t n = 0;
-  /* every worker ID that has a worker key or a HWM, in numeric order */
-  for (uint64_t w = 0; w <= e->max_worker; w++) {
-    idgen__etcd_kv *wk = NULL, *hk = NULL;
-    for (size_t j = 0; j < nw; j++)
-      if (idgen__etcd_key_worker(ws[j].key) == (int64_t)w)
-        wk = &ws[j];
-    for (size_t j = 0; j < nh; j++)
-      if (idgen__etcd_key_worker(hs[j].key) == (int64_t)w)
-        hk = &hs[j];
-    if (!wk && !hk)
+  size_t n = 0, plen = strlen(prefix);
+  for (size_t i = 0; i < nkv; i++) {
+    int64_t dc;
+    int is_hwm;
+    uint64_t w;
+    if (idgen__etcd_key_parse(kvs[i].key + plen, &dc, &is_hwm, &w))
       continue;
-    if (n < max) {
-      idgen_lease_holder *h = &out[n];
-      memset(h, 0, sizeof *h);
-      h->worker = w;
-      h->live = wk != NULL;
-      h->ttl_left_ms = -1;
-      idgen__record r;
-      if (hk && !idgen__record_parse(hk->value, hk->value_len, &r)) {
-        h->hwm_ms = r.hwm_ms;
-        h->wall_ms = r.wall_ms;
-        snprintf(h->host, sizeof h->host, "%s", r.host);
-        h->pid = r.pid;
-        h->start_ms = r.start_ms;
-      }
-      if (wk && !idgen__record_parse(wk->value, wk->value_len, &r)) {
-        snprintf(h->host, sizeof h->host, "%s", r.host);
-        h->pid = r.pid;
-        h->start_ms = r.start_ms;
-        if (!h->wall_ms)
-          h->wall_ms = r.wall_ms;
-      }
-      if (wk && wk->lease &&
-          !post_free(e, "/v3/lease/timetolive", idgen__etcd_id_body(wk->lease)) &&
-          !reply_error(e, "timetolive")) {
-        int64_t ttl;
-        if (!idgen__etcd_parse_ttl(e->body, e->len, &ttl))
-          h->ttl_left_ms = ttl >= 0 ? ttl * 1000 : 0;
-      }
-    }
-    n++;
+    size_t j = 0;
+    while (j < n && (ks[j].dc != dc || ks[j].w != w))
+      j++;
+    if (j == n)
+      ks[n++] = (named){dc, w, NULL, NULL};
+    *(is_hwm ? &ks[j].hk : &ks[j].wk) = &kvs[i];
   }
-  free(ws);
-  free(hs);
+  qsort(ks, n, sizeof *ks, cmp_named);
+  for (size_t i = 0; i < n && i < max; i++)
+    fill_holder(e, &ks[i], &out[i]);
+  free(ks);
+  free(kvs);
   *count = n;
   return 0;
 }
@@ -435,23 +569,25 @@ static void etcd_describe(idgen_lease *l, char *out, size_t outlen) {
   etcd_lease *e = (etcd_lease *)l;
   idgen__etcd_kv *kvs = NULL;
   size_t n = 0;
+  char space[160];
+  idgen__space_name(&e->space, e->ns, space, sizeof space);
   if (refuse_in_child(e) || range_prefix(e, "workers", &kvs, &n)) {
-    snprintf(out, outlen, "etcd: namespace '%s': %s", e->ns, l->why);
+    snprintf(out, outlen, "etcd: %s: %s", space, l->why);
     return;
   }
   int ours;
-  int64_t w = idgen__etcd_pick(kvs, n, 0, e->max_worker, NULL, 0, &ours);
+  int64_t w = idgen__etcd_pick(kvs, n, 0, e->space.lo, e->space.hi, NULL, 0, &ours);
   free(kvs);
   if (w < 0)
-    snprintf(out, outlen, "etcd %s: namespace '%s', TTL %lld s, all %llu worker IDs taken",
-             idgen__etcd_http_endpoint(&e->http), e->ns, (long long)e->ttl_s,
-             (unsigned long long)e->max_worker + 1);
+    snprintf(out, outlen, "etcd %s: TTL %lld s, all %llu %s are taken",
+             idgen__etcd_http_endpoint(&e->http), (long long)e->ttl_s,
+             (unsigned long long)idgen__space_size(&e->space), space);
   else
     snprintf(out, outlen,
-             "etcd %s: namespace '%s', TTL %lld s, would claim worker ID %llu of 0-%llu "
-             "(%zu held)",
-             idgen__etcd_http_endpoint(&e->http), e->ns, (long long)e->ttl_s,
-             (unsigned long long)w, (unsigned long long)e->max_worker, n);
+             "etcd %s: TTL %lld s, would claim %llu of the %s (worker ID %llu; %zu held)",
+             idgen__etcd_http_endpoint(&e->http), (long long)e->ttl_s,
+             (unsigned long long)w, space,
+             (unsigned long long)idgen_lease_space_worker(&e->space, (uint64_t)w), n);
 }
 
 static void etcd_free(idgen_lease *l) {
@@ -469,7 +605,7 @@ static const idgen_lease_class etcd_class = {"etcd",         etcd_acquire, etcd_
                                              etcd_describe,  etcd_free};
 
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
-                          uint64_t max_worker, char *err, size_t errlen) {
+                          const idgen_lease_space *space, char *err, size_t errlen) {
   etcd_lease *e = calloc(1, sizeof *e);
   if (!e)
     return IDGEN_ENOMEM;
@@ -483,7 +619,8 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   e->http.observe = observe;
   e->http.observe_ctx = &e->base;
   snprintf(e->ns, sizeof e->ns, "%s", c->ns);
-  e->max_worker = max_worker;
+  e->space = *space;
+  snprintf(e->region, sizeof e->region, "%s", c->region);
   e->ttl_s = c->ttl_ms / 1000;
   e->max_skew_ms = c->max_skew_ms;
   snprintf(e->host, sizeof e->host, "%s", c->hostname);

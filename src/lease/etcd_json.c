@@ -168,15 +168,29 @@ char *idgen__etcd_prefix_body(const char *prefix) {
                         b64_string(end, (size_t)n)));
 }
 
+/* A compare that holds while key was never created (or was deleted since). */
+static json_t *absent(const char *key) {
+  return json_pack("{sosssssI}", "key", b64_string(key, strlen(key)), "target", "CREATE",
+                   "result", "EQUAL", "create_revision", (json_int_t)0);
+}
+
+static json_t *range_op(const char *key) {
+  return json_pack("{s{so}}", "request_range", "key", b64_string(key, strlen(key)));
+}
+
 char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t lease_id,
-                             const char *hwm_key) {
-  return dump(json_pack("{s[{sosssssI}]s[{s{sososo}}{s{so}}]}", "compare", "key",
-                        b64_string(worker_key, strlen(worker_key)), "target", "CREATE",
-                        "result", "EQUAL", "create_revision", (json_int_t)0, "success",
-                        "request_put", "key", b64_string(worker_key, strlen(worker_key)),
-                        "value", b64_string(value, strlen(value)), "lease",
-                        id_string(lease_id), "request_range", "key",
-                        b64_string(hwm_key, strlen(hwm_key))));
+                             const char *hwm_key, const char *other_worker_key,
+                             const char *other_hwm_key) {
+  json_t *root = json_pack(
+      "{s[o]s[{s{sososo}}o]}", "compare", absent(worker_key), "success", "request_put",
+      "key", b64_string(worker_key, strlen(worker_key)), "value",
+      b64_string(value, strlen(value)), "lease", id_string(lease_id), range_op(hwm_key));
+  if (root && other_worker_key) {
+    json_array_append_new(json_object_get(root, "compare"), absent(other_worker_key));
+    json_array_append_new(json_object_get(root, "success"), range_op(other_hwm_key));
+    json_object_set_new(root, "failure", json_pack("[o]", range_op(other_worker_key)));
+  }
+  return dump(root);
 }
 
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
@@ -218,6 +232,38 @@ int64_t idgen__etcd_key_worker(const char *key) {
   return v;
 }
 
+/* Strict decimal digits of s up to the end or a '/': the number, *end after it; -1. */
+static int digits(const char *s, uint64_t *out, const char **end) {
+  if (*s < '0' || *s > '9')
+    return -1;
+  char *e;
+  errno = 0;
+  unsigned long long v = strtoull(s, &e, 10);
+  if (errno || (*e && *e != '/'))
+    return -1;
+  *out = v;
+  *end = e;
+  return 0;
+}
+
+int idgen__etcd_key_parse(const char *rest, int64_t *dc, int *hwm, uint64_t *worker) {
+  uint64_t d;
+  *dc = -1;
+  if (!strncmp(rest, "dc/", 3)) {
+    if (digits(rest + 3, &d, &rest) || *rest != '/' || d > INT64_MAX)
+      return -1;
+    *dc = (int64_t)d;
+    rest++;
+  }
+  if (!strncmp(rest, "workers/", 8))
+    *hwm = 0, rest += 8;
+  else if (!strncmp(rest, "hwm/", 4))
+    *hwm = 1, rest += 4;
+  else
+    return -1;
+  return digits(rest, worker, &rest) || *rest ? -1 : 0;
+}
+
 static int listed(const uint64_t *list, size_t n, uint64_t w) {
   for (size_t i = 0; i < n; i++)
     if (list[i] == w)
@@ -225,20 +271,19 @@ static int listed(const uint64_t *list, size_t n, uint64_t w) {
   return 0;
 }
 
-int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id,
-                         uint64_t max_worker, const uint64_t *skip, size_t nskip,
-                         int *ours) {
+int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id, uint64_t lo,
+                         uint64_t hi, const uint64_t *skip, size_t nskip, int *ours) {
   *ours = 0;
   for (size_t i = 0; lease_id && i < n; i++) {
     int64_t w = idgen__etcd_key_worker(kvs[i].key);
-    if (w >= 0 && (uint64_t)w <= max_worker && kvs[i].lease == lease_id &&
+    if (w >= 0 && (uint64_t)w >= lo && (uint64_t)w <= hi && kvs[i].lease == lease_id &&
         !listed(skip, nskip, (uint64_t)w)) {
       *ours = 1;
       return w;
     }
   }
   /* Keys come in byte order (".../17" before ".../3"), not numeric order. */
-  for (uint64_t w = 0; w <= max_worker; w++) {
+  for (uint64_t w = lo; w <= hi; w++) {
     int taken = listed(skip, nskip, w);
     for (size_t i = 0; i < n && !taken; i++)
       taken = idgen__etcd_key_worker(kvs[i].key) == (int64_t)w;

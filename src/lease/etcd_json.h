@@ -31,9 +31,13 @@ char *idgen__etcd_range_body(const char *key, const char *range_end_or_null);
 /* Prefix range: key = prefix, range_end = idgen__etcd_prefix_end(prefix). */
 char *idgen__etcd_prefix_body(const char *prefix);
 /* Claim: if create_revision(worker_key) == 0, put worker_key = value with the lease and
- * read hwm_key, in one transaction. */
+ * read hwm_key (response 1), in one transaction. With the ID's other name (two-field
+ * layouts; NULL: none), it must be absent too: create_revision(other_worker_key) == 0;
+ * then other_hwm_key is read as well (response 2), and a failed compare reads
+ * other_worker_key (the failure's response 0), to tell a race from the other name. */
 char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t lease_id,
-                             const char *hwm_key);
+                             const char *hwm_key, const char *other_worker_key,
+                             const char *other_hwm_key);
 /* Fenced write: if lease(worker_key) == lease_id, put hwm_key = value (no lease). */
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
                                   const char *hwm_key, const char *value);
@@ -68,16 +72,19 @@ typedef struct idgen__etcd_kv {
 
 /* The worker ID at the end of a key (".../17" -> 17), or -1. */
 int64_t idgen__etcd_key_worker(const char *key);
+/* A key of a namespace, after its "/idgen/<ns>/": "workers/<N>", "hwm/<N>",
+ * "dc/<D>/workers/<N>" or "dc/<D>/hwm/<N>". 0 with *dc (-1: none), *hwm (1: a HWM key)
+ * and *worker = N; -1 for anything else. */
+int idgen__etcd_key_parse(const char *rest, int64_t *dc, int *hwm, uint64_t *worker);
 
 /* Which worker ID to take, from a listing of the worker keys (in any order): the one
- * whose key already carries lease_id, with *ours = 1 (a claim of ours that etcd
- * applied though its reply was lost, say to a timeout before a retry on another
- * endpoint: adopt it rather than claim a second ID); else the smallest ID in
- * [0, max_worker] with no key, *ours = 0. IDs listed in skip[0..nskip) are passed over
- * either way; lease_id 0 adopts nothing. -1 when no ID is free. */
-int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id,
-                         uint64_t max_worker, const uint64_t *skip, size_t nskip,
-                         int *ours);
+ * in [lo, hi] whose key already carries lease_id, with *ours = 1 (a claim of ours that
+ * etcd applied though its reply was lost, say to a timeout before a retry on another
+ * endpoint: adopt it rather than claim a second ID); else the smallest ID in [lo, hi]
+ * with no key, *ours = 0. IDs listed in skip[0..nskip) are passed over either way;
+ * lease_id 0 adopts nothing. -1 when no ID is free. */
+int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id, uint64_t lo,
+                         uint64_t hi, const uint64_t *skip, size_t nskip, int *ours);
 
 /* A range reply (kvs omitted when empty): *kvs malloc'd (free it), *n entries. */
 int idgen__etcd_parse_range(const char *body, size_t len, idgen__etcd_kv **kvs, size_t *n);

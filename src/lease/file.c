@@ -1,9 +1,11 @@
-/* file.c: the one-host providers. "file" takes the smallest free worker ID; "static" and
- * "k8s" a fixed one (no cross-host fence). Each holds its ID by two fences: a host-wide
- * claim (an abstract socket per namespace and ID, whatever the state directory or user)
- * and a lock on worker-N in the state directory, whose record holds the HWM, fsync'd
- * before the cap rises. A holder whose worker-N was removed or replaced gives the ID
- * up; a worker-N with no history makes its new holder wait (see fresh_hwm). */
+/* file.c: the one-host providers. "file" takes the smallest free worker ID of its space;
+ * "static" and "k8s" a fixed one (no cross-host fence). Each holds its ID by two fences:
+ * a host-wide claim (an abstract socket per namespace and ID, whatever the state
+ * directory or user) and a lock on worker-N in the state directory (dc-D/worker-N under
+ * a datacenter), whose record holds the HWM, fsync'd before the cap rises. A holder
+ * whose worker-N was removed or replaced gives the ID up; a worker-N with no history
+ * makes its new holder wait (see fresh_hwm). Under a two-field layout an ID's other
+ * name (split or whole) is claimed and checked too (see take_alias). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -16,35 +18,49 @@
 
 typedef struct file_lease {
   idgen_lease base;
-  char dir[IDGEN_LEASE_PATH_MAX];
+  char root[IDGEN_LEASE_PATH_MAX]; /* the state directory */
+  char dir[IDGEN_LEASE_PATH_MAX];  /* where our worker files are: root or root/dc-<D> */
   char ns[IDGEN_LEASE_NAME_MAX];
-  uint64_t max_worker;
-  int64_t fixed; /* the static/k8s worker ID, or -1 for "file" */
+  idgen_lease_space space;
+  int64_t fixed; /* the static/k8s claimed value, or -1 for "file" */
   char host[IDGEN_LEASE_NAME_MAX];
+  char region[IDGEN_LEASE_NAME_MAX];
   int64_t start_ms;
-  int64_t fresh_wait_ms; /* ahead + one HWM interval: see fresh_hwm */
-  idgen__claim claim;    /* claim.fd >= 0 while held */
-  idgen__hwm_file f;     /* f.fd >= 0 while held */
-  uint64_t worker;
-  uint64_t fork_gen; /* the fork generation when it was opened */
+  int64_t fresh_wait_ms;    /* ahead + one HWM interval: see fresh_hwm */
+  idgen__claim claim;       /* claim.fd >= 0 while held */
+  idgen__claim alias_claim; /* the other name's claim (two-field layouts) */
+  idgen__hwm_file f;        /* f.fd >= 0 while held */
+  uint64_t worker;          /* the claimed value held */
+  uint64_t fork_gen;        /* the fork generation when it was opened */
+  int readonly;             /* opened to look only: nothing is made or written */
 } file_lease;
 
+/* A worker file: root/worker-<w>, or root/dc-<dc>/worker-<w> under a datacenter. */
+static void path_of(const char *root, int64_t dc, uint64_t w, char *out, size_t outlen) {
+  if (dc >= 0)
+    snprintf(out, outlen, "%s/dc-%lld/worker-%llu", root, (long long)dc,
+             (unsigned long long)w);
+  else
+    snprintf(out, outlen, "%s/worker-%llu", root, (unsigned long long)w);
+}
+
 static void worker_path(const file_lease *fl, uint64_t w, char *out, size_t outlen) {
-  snprintf(out, outlen, "%s/worker-%llu", fl->dir, (unsigned long long)w);
+  path_of(fl->root, fl->space.datacenter, w, out, outlen);
 }
 
 static int held(const file_lease *fl) {
   return fl->f.fd >= 0;
 }
 
-/* Gives the ID up: the lock and the claim (the kernel would drop both at exit). */
+/* Gives the ID up: the lock and the claims (the kernel would drop them at exit). */
 static void let_go(file_lease *fl) {
   idgen__hwm_file_close(&fl->f);
+  idgen__claim_drop(&fl->alias_claim);
   idgen__claim_drop(&fl->claim);
 }
 
 static void self_record(const file_lease *fl, int64_t hwm_ms, idgen__record *rec) {
-  idgen__record_self(rec, fl->host, fl->start_ms);
+  idgen__record_self(rec, fl->host, fl->start_ms, fl->space.datacenter, fl->region);
   rec->hwm_ms = hwm_ms;
   rec->wall_ms = idgen_wall_ns() / NS_PER_MS;
 }
@@ -70,14 +86,56 @@ static int64_t fresh_hwm(const file_lease *fl) {
   return idgen_wall_ns() / NS_PER_MS + fl->fresh_wait_ms;
 }
 
-/* Claims w host-wide, then locks its file and reads its HWM. 0 with *hwm_ms set;
- * -EWOULDBLOCK when another process holds w (claim or lock); IDGEN_EEMPTY /
- * IDGEN_EFORMAT for a record that is not whole (corrupt); another error. Holds
- * nothing on failure. */
+/* Under a two-field layout a worker ID has two names: the split one (dc-D/worker-N)
+ * and the whole one (worker-ID); a holder uses one, by --datacenter, and a rolling
+ * change of it runs both kinds at once. So a holder of one name also claims the other
+ * host-wide, refuses while another process locks the other name's file (each side locks
+ * its own file before it tests the other's, so of two racing, one sees the other), and
+ * takes that file's HWM as a floor too. Called with our file locked; 0 with *floor_ms
+ * (0: no such file); -EWOULDBLOCK; IDGEN_EEMPTY / IDGEN_EFORMAT (corrupt); an error.
+ * Holds the alias claim on success. */
+static int take_alias(file_lease *fl, uint64_t w, int64_t *floor_ms) {
+  *floor_ms = 0;
+  int64_t adc;
+  uint64_t aw = idgen__space_alias(&fl->space, w, &adc);
+  if (adc == -2)
+    return 0; /* one NODE field: one name */
+  int rc = idgen__claim_take(&fl->alias_claim, fl->ns, adc, aw);
+  if (rc == -EADDRINUSE)
+    return -EWOULDBLOCK;
+  if (rc)
+    return idgen__why(&fl->base, rc, "host-wide claim of worker ID %llu's other name: %s",
+                      (unsigned long long)w, strerror(-rc));
+  char path[IDGEN_LEASE_PATH_MAX + 64];
+  path_of(fl->root, adc, aw, path, sizeof path);
+  rc = idgen__hwm_file_locked(path);
+  if (rc != 0) {
+    idgen__claim_drop(&fl->alias_claim);
+    return rc > 0 ? -EWOULDBLOCK : idgen__why(&fl->base, rc, "%s: %s", path, strerror(-rc));
+  }
+  idgen__record rec;
+  rc = idgen__hwm_file_peek(path, &rec);
+  if (rc == -ENOENT)
+    return 0;
+  if (rc) {
+    idgen__claim_drop(&fl->alias_claim);
+    return idgen__why(&fl->base, rc,
+                      "%s: unreadable HWM record (%s); move the file away only if no "
+                      "process used it in the last seconds",
+                      path, idgen_strerror(rc));
+  }
+  *floor_ms = rec.hwm_ms;
+  return 0;
+}
+
+/* Claims w host-wide, then locks its file and reads its HWM (and the other name's).
+ * 0 with *hwm_ms set; -EWOULDBLOCK when another process holds w (claim or lock);
+ * IDGEN_EEMPTY / IDGEN_EFORMAT for a record that is not whole (corrupt); another error.
+ * Holds nothing on failure. */
 static int take(file_lease *fl, uint64_t w, int64_t *hwm_ms) {
-  char path[IDGEN_LEASE_PATH_MAX + 32];
+  char path[IDGEN_LEASE_PATH_MAX + 64];
   worker_path(fl, w, path, sizeof path);
-  int rc = idgen__claim_take(&fl->claim, fl->ns, w);
+  int rc = idgen__claim_take(&fl->claim, fl->ns, fl->space.datacenter, w);
   if (rc == -EADDRINUSE)
     return -EWOULDBLOCK;
   if (rc)
@@ -95,6 +153,14 @@ static int take(file_lease *fl, uint64_t w, int64_t *hwm_ms) {
     if (rc == -EWOULDBLOCK)
       return rc;
     return idgen__why(&fl->base, rc, "%s: %s", path, strerror(-rc));
+  }
+  int64_t alias_floor = 0;
+  rc = take_alias(fl, w, &alias_floor);
+  if (rc) {
+    if (created)
+      unlink(path); /* ours and empty: leave nothing behind (still locked) */
+    let_go(fl);
+    return rc;
   }
   idgen__record rec;
   if (created) {
@@ -116,18 +182,20 @@ static int take(file_lease *fl, uint64_t w, int64_t *hwm_ms) {
                       path, idgen_strerror(rc), (unsigned long long)w);
   }
   fl->worker = w;
-  *hwm_ms = rec.hwm_ms;
+  *hwm_ms = rec.hwm_ms > alias_floor ? rec.hwm_ms : alias_floor;
   return 0;
 }
 
 static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
   file_lease *fl = (file_lease *)l;
+  if (fl->readonly)
+    return idgen__why(l, IDGEN_EINVAL, "opened read-only: it claims no worker ID");
   int rc = refuse_in_child(fl);
   if (rc)
     return rc;
   let_go(fl); /* acquire after a loss: whatever was held is gone */
-  uint64_t first = fl->fixed >= 0 ? (uint64_t)fl->fixed : 0;
-  uint64_t last = fl->fixed >= 0 ? (uint64_t)fl->fixed : fl->max_worker;
+  uint64_t first = fl->fixed >= 0 ? (uint64_t)fl->fixed : fl->space.lo;
+  uint64_t last = fl->fixed >= 0 ? (uint64_t)fl->fixed : fl->space.hi;
   uint32_t skipped = 0;
   char corrupt[IDGEN_LEASE_WHY_MAX] = "";
   for (uint64_t w = first; w <= last; w++) {
@@ -143,7 +211,7 @@ static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
     }
     if (rc)
       return rc;
-    out->worker = w;
+    out->worker = idgen_lease_space_worker(&fl->space, w);
     out->hwm_ms = hwm;
     out->ttl_ms = 0;
     out->fenced = fl->fixed < 0;
@@ -152,21 +220,22 @@ static int file_acquire(idgen_lease *l, idgen_lease_grant *out) {
       idgen__why(l, 0, "%s: skipped", corrupt);
     return 0;
   }
+  char space[160];
+  idgen__space_name(&fl->space, fl->ns, space, sizeof space);
   if (fl->fixed >= 0) {
     char who[IDGEN_LEASE_PATH_MAX + 64];
-    idgen__claim_holder(fl->ns, (uint64_t)fl->fixed, who, sizeof who);
-    return idgen__why(l, IDGEN_ECONFLICT,
-                      "worker ID %lld of namespace '%s' is already held on this host by %s",
-                      (long long)fl->fixed, fl->ns, who);
+    idgen__claim_holder(fl->ns, fl->space.datacenter, (uint64_t)fl->fixed, who, sizeof who);
+    return idgen__why(
+        l, IDGEN_ECONFLICT, "worker ID %llu (of the %s) is already held on this host by %s",
+        (unsigned long long)idgen_lease_space_worker(&fl->space, (uint64_t)fl->fixed),
+        space, who);
   }
   if (skipped)
     return idgen__why(l, IDGEN_ENOWORKER, "no worker ID free; %u skipped, the last: %s",
                       skipped, corrupt);
-  return idgen__why(
-      l, IDGEN_ENOWORKER,
-      "all %llu worker IDs of namespace '%s' are taken on this host (state dir "
-      "%s and any other)",
-      (unsigned long long)fl->max_worker + 1, fl->ns, fl->dir);
+  return idgen__why(l, IDGEN_ENOWORKER,
+                    "all %llu %s are taken on this host (state dir %s and any other)",
+                    (unsigned long long)idgen__space_size(&fl->space), space, fl->root);
 }
 
 /* 0 while the ID is held and its file is in place; else the ID is given up. */
@@ -216,39 +285,42 @@ static int file_release(idgen_lease *l, int64_t final_hwm_ms) {
   return rc;
 }
 
-static int parse_worker_name(const char *name, uint64_t *out) {
-  if (strncmp(name, "worker-", 7) || !name[7])
+static int cmp_holder(const void *a, const void *b) {
+  const idgen_lease_holder *x = a, *y = b;
+  if (x->datacenter != y->datacenter)
+    return x->datacenter < y->datacenter ? -1 : 1;
+  return x->worker < y->worker ? -1 : x->worker > y->worker;
+}
+
+/* "<prefix><digits>" -> the number, or -1. */
+static int parse_suffix(const char *name, const char *prefix, uint64_t *out) {
+  size_t n = strlen(prefix);
+  if (strncmp(name, prefix, n) || name[n] < '0' || name[n] > '9')
     return -1;
   char *end;
   errno = 0;
-  unsigned long long v = strtoull(name + 7, &end, 10);
-  if (errno || *end || name[7] < '0' || name[7] > '9')
+  unsigned long long v = strtoull(name + n, &end, 10);
+  if (errno || *end)
     return -1;
   *out = v;
   return 0;
 }
 
-static int cmp_holder(const void *a, const void *b) {
-  const idgen_lease_holder *x = a, *y = b;
-  return x->worker < y->worker ? -1 : x->worker > y->worker;
-}
-
-static int file_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
-                        size_t *count) {
-  file_lease *fl = (file_lease *)l;
-  DIR *d = opendir(fl->dir);
+/* Adds the worker files of dir (those of datacenter dc, -1: none) to out[*n...]. */
+static void scan_dir(file_lease *fl, const char *dir, int64_t dc, idgen_lease_holder *out,
+                     size_t max, size_t *n) {
+  DIR *d = opendir(dir);
   if (!d)
-    return idgen__why(l, -errno, "state dir %s: %s", fl->dir, strerror(errno));
-  size_t n = 0;
+    return;
   struct dirent *e;
   char path[IDGEN_LEASE_PATH_MAX + 300];
   while ((e = readdir(d))) {
     uint64_t w;
-    if (parse_worker_name(e->d_name, &w))
+    if (parse_suffix(e->d_name, "worker-", &w))
       continue;
-    if (fl->fixed >= 0 && w != (uint64_t)fl->fixed)
+    if (fl->fixed >= 0 && (w != (uint64_t)fl->fixed || dc != fl->space.datacenter))
       continue;
-    snprintf(path, sizeof path, "%s/%s", fl->dir, e->d_name);
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     idgen__record rec;
     memset(&rec, 0, sizeof rec);
     int locked = idgen__hwm_file_locked(path);
@@ -256,19 +328,45 @@ static int file_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
       continue;
     if (locked <= 0 && rec.hwm_ms == 0)
       continue;
-    if (n < max) {
-      idgen_lease_holder *h = &out[n];
+    if (*n < max) {
+      idgen_lease_holder *h = &out[*n];
       memset(h, 0, sizeof *h);
       h->worker = w;
-      h->live = locked > 0 || (held(fl) && fl->worker == w);
+      h->datacenter = dc;
+      h->live = locked > 0 || (held(fl) && fl->worker == w && fl->space.datacenter == dc);
       snprintf(h->host, sizeof h->host, "%s", rec.host);
+      snprintf(h->region, sizeof h->region, "%s", rec.region);
       h->pid = rec.pid;
       h->start_ms = rec.start_ms;
       h->wall_ms = rec.wall_ms;
       h->hwm_ms = rec.hwm_ms;
       h->ttl_left_ms = -1;
     }
-    n++;
+    (*n)++;
+  }
+  closedir(d);
+}
+
+static int file_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
+                        size_t *count) {
+  file_lease *fl = (file_lease *)l;
+  DIR *d = opendir(fl->root);
+  if (!d && errno == ENOENT && fl->readonly) {
+    *count = 0; /* nobody has served from it yet */
+    return 0;
+  }
+  if (!d)
+    return idgen__why(l, -errno, "state dir %s: %s", fl->root, strerror(errno));
+  size_t n = 0;
+  scan_dir(fl, fl->root, -1, out, max, &n);
+  struct dirent *e;
+  char sub[IDGEN_LEASE_PATH_MAX + 300];
+  while ((e = readdir(d))) {
+    uint64_t dc;
+    if (parse_suffix(e->d_name, "dc-", &dc) || dc > INT64_MAX)
+      continue;
+    snprintf(sub, sizeof sub, "%s/%s", fl->root, e->d_name);
+    scan_dir(fl, sub, (int64_t)dc, out, max, &n);
   }
   closedir(d);
   qsort(out, n < max ? n : max, sizeof *out, cmp_holder);
@@ -278,24 +376,32 @@ static int file_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
 
 static void file_describe(idgen_lease *l, char *out, size_t outlen) {
   file_lease *fl = (file_lease *)l;
+  char space[160];
+  idgen__space_name(&fl->space, fl->ns, space, sizeof space);
   if (fl->fixed >= 0) {
     snprintf(out, outlen,
-             "%s: worker ID %lld (no fence between hosts), local HWM in %s, namespace '%s'",
-             l->vtable->name, (long long)fl->fixed, fl->dir, fl->ns);
+             "%s: worker ID %llu (no fence between hosts), local HWM in %s, %s",
+             l->vtable->name,
+             (unsigned long long)idgen_lease_space_worker(&fl->space, (uint64_t)fl->fixed),
+             fl->dir, space);
     return;
   }
-  char path[IDGEN_LEASE_PATH_MAX + 32];
-  for (uint64_t w = 0; w <= fl->max_worker; w++) {
+  char path[IDGEN_LEASE_PATH_MAX + 64];
+  for (uint64_t w = fl->space.lo; w <= fl->space.hi; w++) {
     worker_path(fl, w, path, sizeof path);
-    if (idgen__claim_held(fl->ns, w) == 0 && idgen__hwm_file_locked(path) == 0) {
+    if (idgen__claim_held(fl->ns, fl->space.datacenter, w) == 0 &&
+        idgen__hwm_file_locked(path) == 0) {
       snprintf(out, outlen,
-               "file: state dir %s, namespace '%s', would claim worker ID %llu of 0-%llu",
-               fl->dir, fl->ns, (unsigned long long)w, (unsigned long long)fl->max_worker);
+               "file: state dir %s, would claim %llu of the %s (worker ID %llu)", fl->root,
+               (unsigned long long)w, space,
+               (unsigned long long)idgen_lease_space_worker(&fl->space, w));
       return;
     }
+    if (w == UINT64_MAX)
+      break;
   }
-  snprintf(out, outlen, "file: state dir %s, namespace '%s', all %llu worker IDs are taken",
-           fl->dir, fl->ns, (unsigned long long)fl->max_worker + 1);
+  snprintf(out, outlen, "file: state dir %s, all %llu %s are taken", fl->root,
+           (unsigned long long)idgen__space_size(&fl->space), space);
 }
 
 static void file_free(idgen_lease *l) {
@@ -315,42 +421,57 @@ static const idgen_lease_class k8s_class = {"k8s",          file_acquire, file_k
                                             file_describe,  file_free};
 
 static int open_common(idgen_lease **out, const idgen_lease_config *c,
-                       const idgen_lease_class *cls, uint64_t max_worker, int64_t fixed,
-                       char *err, size_t errlen) {
-  char dir[IDGEN_LEASE_PATH_MAX];
+                       const idgen_lease_class *cls, const idgen_lease_space *space,
+                       int64_t fixed, int readonly, char *err, size_t errlen) {
+  char root[IDGEN_LEASE_PATH_MAX], dir[IDGEN_LEASE_PATH_MAX + 32];
   if (c->state_dir[0])
-    snprintf(dir, sizeof dir, "%s", c->state_dir);
+    snprintf(root, sizeof root, "%s", c->state_dir);
   else
-    idgen__default_state_dir(dir, sizeof dir);
-  int rc = idgen__state_dir_ready(dir, err, errlen);
+    idgen__default_state_dir(root, sizeof root);
+  if (space->datacenter >= 0)
+    snprintf(dir, sizeof dir, "%s/dc-%lld", root, (long long)space->datacenter);
+  else
+    snprintf(dir, sizeof dir, "%s", root);
+  if (strlen(dir) >= IDGEN_LEASE_PATH_MAX) {
+    if (err && errlen)
+      snprintf(err, errlen, "state dir %s: too long", dir);
+    return IDGEN_EINVAL;
+  }
+  int rc = readonly ? 0 : idgen__state_dir_ready(dir, err, errlen);
   if (rc)
     return rc;
   file_lease *fl = calloc(1, sizeof *fl);
   if (!fl)
     return IDGEN_ENOMEM;
   fl->base.vtable = cls;
+  snprintf(fl->root, sizeof fl->root, "%s", root);
   snprintf(fl->dir, sizeof fl->dir, "%s", dir);
   snprintf(fl->ns, sizeof fl->ns, "%s", c->ns);
-  fl->max_worker = max_worker;
+  fl->space = *space;
   fl->fixed = fixed;
   snprintf(fl->host, sizeof fl->host, "%s", c->hostname);
+  snprintf(fl->region, sizeof fl->region, "%s", c->region);
   fl->start_ms = idgen_wall_ns() / NS_PER_MS;
   fl->fresh_wait_ms = c->ahead_ms + c->hwm_interval_ms;
   fl->f.fd = -1;
   fl->claim.fd = -1;
+  fl->alias_claim.fd = -1;
   idgen__fork_watch();
   fl->fork_gen = idgen__fork_generation();
+  fl->readonly = readonly;
   *out = &fl->base;
   return 0;
 }
 
 int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *c,
-                          uint64_t max_worker, char *err, size_t errlen) {
-  return open_common(out, c, &file_class, max_worker, -1, err, errlen);
+                          const idgen_lease_space *space, int readonly, char *err,
+                          size_t errlen) {
+  return open_common(out, c, &file_class, space, -1, readonly, err, errlen);
 }
 
-int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *c, uint64_t worker,
+int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *c,
+                           const idgen_lease_space *space, uint64_t claimed, int readonly,
                            char *err, size_t errlen) {
-  return open_common(out, c, c->kind == IDGEN_LEASE_K8S ? &k8s_class : &static_class,
-                     worker, (int64_t)worker, err, errlen);
+  return open_common(out, c, c->kind == IDGEN_LEASE_K8S ? &k8s_class : &static_class, space,
+                     (int64_t)claimed, readonly, err, errlen);
 }

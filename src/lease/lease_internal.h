@@ -14,19 +14,34 @@ typedef struct idgen__record {
   int64_t pid;
   int64_t start_ms;
   int64_t wall_ms;
+  int64_t datacenter;                /* -1: none (not written) */
+  char region[IDGEN_LEASE_NAME_MAX]; /* "": none (not written) */
 } idgen__record;
 
 /* Writes the record as JSON (int64 values as strings, like etcd). Returns the length
  * or IDGEN_EBUFSIZE. */
 int idgen__record_format(const idgen__record *rec, char *out, size_t outlen);
 /* Parses it back: trailing spaces, newlines and NULs are allowed; fields other than
- * hwm_ms read 0 when missing. An empty (or all-NUL) input is IDGEN_EEMPTY; anything
- * else that is not the JSON object with an hwm_ms, IDGEN_EFORMAT. A record without its
- * HWM is corrupt, never "HWM 0": reading it as 0 would let a holder issue below the
- * HWM the record once held. */
+ * hwm_ms read 0 ("" for strings, -1 for datacenter) when missing. An empty (or all-NUL)
+ * input is IDGEN_EEMPTY; anything else that is not the JSON object with an hwm_ms,
+ * IDGEN_EFORMAT. A record without its HWM is corrupt, never "HWM 0": reading it as 0 would
+ * let a holder issue below the HWM the record once held. */
 int idgen__record_parse(const char *text, size_t len, idgen__record *out);
-/* Fills host (gethostname or the override), pid, start_ms with this process's data. */
-void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms);
+/* Fills host (gethostname or the override), pid, start_ms, datacenter and region with
+ * this process's data. */
+void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms,
+                        int64_t datacenter, const char *region);
+
+/* "worker IDs of namespace 'x'", "worker IDs 0-3 (--worker-id-range) of datacenter 1
+ * in namespace 'x'": what a space holds, for "all N ... are taken". */
+void idgen__space_name(const idgen_lease_space *space, const char *ns, char *out,
+                       size_t outlen);
+/* The number of claimable values, hi - lo + 1. */
+uint64_t idgen__space_size(const idgen_lease_space *space);
+/* A worker ID's other name under a two-field layout (space->low_bits > 0): with a
+ * datacenter, the whole worker ID (*dc = -1); without, its split (*dc = its high
+ * field). Returns the number in that name; 0 and *dc = -2 for a one-field layout. */
+uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed, int64_t *dc);
 
 /* Sets lease->why, printf style; returns err so callers can `return why(...)`. */
 int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
@@ -52,33 +67,39 @@ int idgen__state_dir_ready(const char *dir, char *err, size_t errlen);
 int idgen__fsync_parent(const char *path);
 
 /* The host-wide claim of a worker ID (claim.c): an abstract Unix socket
- * "idgen/<namespace>/worker/<N>" that one process at a time can bind, in one network
- * namespace, whatever its user and state directory; the kernel frees it with the
- * holder's last descriptor. fd is -1 when nothing is claimed. */
+ * "idgen/<namespace>/worker/<N>" ("idgen/<namespace>/dc/<D>/worker/<N>" under datacenter
+ * D >= 0) that one process at a time can bind, in one network namespace, whatever its
+ * user and state directory; the kernel frees it with the holder's last descriptor. fd
+ * is -1 when nothing is claimed. */
 typedef struct idgen__claim {
   int fd;
 } idgen__claim;
 /* 0, -EADDRINUSE when another process holds it, or another negated errno. */
-int idgen__claim_take(idgen__claim *c, const char *ns, uint64_t worker);
+int idgen__claim_take(idgen__claim *c, const char *ns, int64_t dc, uint64_t worker);
 void idgen__claim_drop(idgen__claim *c);
 /* 1 if some process holds the claim now, 0 if not, negative errno. */
-int idgen__claim_held(const char *ns, uint64_t worker);
+int idgen__claim_held(const char *ns, int64_t dc, uint64_t worker);
 /* Who holds it, for a refusal: "pid 123 (state dir /x)", "pid 123 (uid ...; its state
  * dir is not readable here)", or "another process". */
-void idgen__claim_holder(const char *ns, uint64_t worker, char *out, size_t outlen);
+void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
+                         size_t outlen);
 
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */
 int idgen__k8s_ordinal(const idgen_lease_config *config, int64_t *out, char *err,
                        size_t errlen);
 
+/* readonly (idgen_lease_open_readonly): neither make nor write to the state dir; a
+ * missing one holds no IDs; acquire refuses. */
 int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
-                          uint64_t max_worker, char *err, size_t errlen);
-/* Static and k8s: a fixed worker ID with a local HWM file. */
+                          const idgen_lease_space *space, int readonly, char *err,
+                          size_t errlen);
+/* Static and k8s: a fixed claimed value with a local HWM file. */
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
-                           uint64_t worker, char *err, size_t errlen);
+                           const idgen_lease_space *space, uint64_t claimed, int readonly,
+                           char *err, size_t errlen);
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
-                          uint64_t max_worker, char *err, size_t errlen);
+                          const idgen_lease_space *space, char *err, size_t errlen);
 
 /* Shared by file and fixed: a lock file holding a record. */
 typedef struct idgen__hwm_file {

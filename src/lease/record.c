@@ -12,20 +12,29 @@
 
 #include "lease/lease_internal.h"
 
-int idgen__record_format(const idgen__record *rec, char *out, size_t outlen) {
-  char host[2 * IDGEN_HOLDER_HOST_MAX];
+/* A name as a JSON string's content: hostnames and region names never hold '"', '\\'
+ * or control characters, so they are dropped rather than escaped. */
+static void plain(const char *in, char *out, size_t outlen) {
   size_t j = 0;
-  for (size_t i = 0; rec->host[i] && j + 2 < sizeof host; i++) {
-    char ch = rec->host[i];
-    if (ch == '"' || ch == '\\' || (unsigned char)ch < 0x20)
-      continue; /* hostnames never hold these; drop rather than escape */
-    host[j++] = ch;
-  }
-  host[j] = '\0';
+  for (size_t i = 0; in[i] && j + 1 < outlen; i++)
+    if (in[i] != '"' && in[i] != '\\' && (unsigned char)in[i] >= 0x20)
+      out[j++] = in[i];
+  out[j] = '\0';
+}
+
+int idgen__record_format(const idgen__record *rec, char *out, size_t outlen) {
+  char host[IDGEN_HOLDER_HOST_MAX], region[IDGEN_LEASE_NAME_MAX], where[160] = "";
+  plain(rec->host, host, sizeof host);
+  plain(rec->region, region, sizeof region);
+  if (rec->datacenter >= 0)
+    snprintf(where, sizeof where, ",\"datacenter\":\"%" PRId64 "\"", rec->datacenter);
+  if (region[0])
+    snprintf(where + strlen(where), sizeof where - strlen(where), ",\"region\":\"%s\"",
+             region);
   int n = snprintf(out, outlen,
                    "{\"hwm_ms\":\"%" PRId64 "\",\"host\":\"%s\",\"pid\":\"%" PRId64
-                   "\",\"start_ms\":\"%" PRId64 "\",\"wall_ms\":\"%" PRId64 "\"}",
-                   rec->hwm_ms, host, rec->pid, rec->start_ms, rec->wall_ms);
+                   "\",\"start_ms\":\"%" PRId64 "\",\"wall_ms\":\"%" PRId64 "\"%s}",
+                   rec->hwm_ms, host, rec->pid, rec->start_ms, rec->wall_ms, where);
   if (n < 0 || (size_t)n >= outlen)
     return IDGEN_EBUFSIZE;
   return n;
@@ -70,15 +79,20 @@ int idgen__record_parse(const char *text, size_t len, idgen__record *out) {
   if (!json_is_object(root))
     goto done;
   if (get_i64(root, "hwm_ms", &r.hwm_ms) || get_i64(root, "pid", &r.pid) ||
-      get_i64(root, "start_ms", &r.start_ms) || get_i64(root, "wall_ms", &r.wall_ms))
+      get_i64(root, "start_ms", &r.start_ms) || get_i64(root, "wall_ms", &r.wall_ms) ||
+      get_i64(root, "datacenter", &r.datacenter))
     goto done;
   if (!json_object_get(root, "hwm_ms"))
     goto done;
-  json_t *h = json_object_get(root, "host");
-  if (h && !json_is_string(h))
+  if (!json_object_get(root, "datacenter"))
+    r.datacenter = -1;
+  json_t *h = json_object_get(root, "host"), *g = json_object_get(root, "region");
+  if ((h && !json_is_string(h)) || (g && !json_is_string(g)))
     goto done;
   if (h)
     snprintf(r.host, sizeof r.host, "%s", json_string_value(h));
+  if (g)
+    snprintf(r.region, sizeof r.region, "%s", json_string_value(g));
   if (r.hwm_ms < 0)
     goto done;
   *out = r;
@@ -88,8 +102,11 @@ done:
   return rc;
 }
 
-void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms) {
+void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms,
+                        int64_t datacenter, const char *region) {
   memset(rec, 0, sizeof *rec);
+  rec->datacenter = datacenter;
+  snprintf(rec->region, sizeof rec->region, "%s", region ? region : "");
   if (host_override && *host_override)
     snprintf(rec->host, sizeof rec->host, "%s", host_override);
   else if (gethostname(rec->host, sizeof rec->host))

@@ -1,6 +1,7 @@
 /* api.c: the HTTP/JSON routes: /v1/id, /v1/ids, /v1/uuid7, /v1/uuid4, /v1/ulid,
- * /v1/decode/{id}, /v1/info, /healthz, /readyz, /metrics. Every 64-bit ID is a JSON
- * string; IDs come in any form of server/id_form.h, opaque ones included. */
+ * /v1/decode/{id}, /v1/info, /healthz, /readyz, /metrics, and the status page /. Every
+ * 64-bit ID is a JSON string; IDs come in any form of server/id_form.h, opaque ones
+ * included. */
 #include "server/api.h"
 
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "server/decode_json.h"
 #include "server/id_form.h"
+#include "server/status_page.h"
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
   memset(t, 0, sizeof *t);
@@ -318,6 +320,8 @@ static idgen__route route_of(const idgen__http_req *req) {
     return ROUTE_READYZ;
   if (eq(p, n, "/metrics"))
     return ROUTE_METRICS;
+  if (eq(p, n, "/"))
+    return ROUTE_STATUS;
   return ROUTE_OTHER;
 }
 
@@ -348,7 +352,10 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     json_error(t, res, 404, "not_found", "no such route; see docs/server.md");
     return;
   }
-  if (route != ROUTE_HEALTHZ && route != ROUTE_READYZ && !bearer_ok(t, req)) {
+  /* Public: the probes, and the status page (its data comes from the routes below). */
+  int public_route =
+      route == ROUTE_HEALTHZ || route == ROUTE_READYZ || route == ROUTE_STATUS;
+  if (!public_route && !bearer_ok(t, req)) {
     json_error(t, res, 401, "unauthorized",
                "a valid 'Authorization: Bearer <token>' is required");
     res->www_authenticate = 1;
@@ -411,6 +418,13 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     res->status = 200;
     res->reason = "OK";
     res->content_type = "text/plain; version=0.0.4";
+    return;
+  case ROUTE_STATUS:
+    idgen__buf_reset(&t->out);
+    idgen__buf_add(&t->out, (const char *)idgen__status_page, idgen__status_page_len);
+    res->status = 200;
+    res->reason = "OK";
+    res->content_type = "text/html; charset=utf-8";
     return;
   default:
     json_error(t, res, 404, "not_found", "no such route");

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idgen/clock.h"
+#include "server/id_form.h"
+
 typedef enum { OPT_STR, OPT_U64 } opt_kind;
 
 typedef struct opt {
@@ -262,6 +265,28 @@ static int load_token(idgen__serve_config *cfg, char *err, size_t errlen) {
   return 0;
 }
 
+int idgen__serve_config_parse(const idgen__serve_config *cfg, idgen__serve_choices *out,
+                              char *err, size_t errlen) {
+  char why[160] = "";
+  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
+                              &out->layout, why, sizeof why);
+  if (rc < 0) {
+    snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
+             why[0] ? why : idgen_strerror(rc));
+    return -1;
+  }
+  if (idgen_policy_parse(cfg->policy, &out->policy) < 0) {
+    snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
+    return -1;
+  }
+  out->wall_clock = !strcmp(cfg->clock, "wall");
+  if (!out->wall_clock && strcmp(cfg->clock, "mono")) {
+    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
+    return -1;
+  }
+  return 0;
+}
+
 int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen) {
   char host[256];
   uint16_t port;
@@ -276,6 +301,17 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
   if (!cfg->http[0] && !cfg->resp[0]) {
     snprintf(err, errlen, "both --http and --resp are empty: nothing to serve");
     return -1;
+  }
+  idgen__serve_choices choices;
+  if (idgen__serve_config_parse(cfg, &choices, err, errlen) < 0 ||
+      idgen_lease_config_check(&cfg->lease, &choices.layout, err, errlen) < 0)
+    return -1;
+  if (cfg->opaque_key_file[0]) {
+    idgen_opaque *opaque = NULL;
+    if (idgen__opaque_open("--opaque-key-file", cfg->opaque_key_file, "", 0, &opaque, err,
+                           errlen) < 0)
+      return -1;
+    idgen_opaque_free(opaque);
   }
   memset(cfg->auth_token, 0, sizeof cfg->auth_token);
   return cfg->auth_token_file[0] ? load_token(cfg, err, errlen) : 0;
@@ -310,8 +346,10 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
   fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, lease_source("namespace"));
   fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
           lease_source("lease-ttl"));
-  fprintf(out, "lease-margin = %lld  # %s\n", (long long)l->margin_ms,
-          lease_source("lease-margin"));
+  idgen_keeper_config effective; /* what 0 means: min(2000, TTL/3) */
+  idgen_keeper_config_from(&effective, l);
+  fprintf(out, "lease-margin = %lld  # %s%s\n", (long long)effective.margin_ms,
+          lease_source("lease-margin"), l->margin_ms ? "" : ": min(2000, TTL/3)");
   fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms,
           lease_source("hwm-ahead"));
   fprintf(out, "hwm-interval = %lld  # %s\n", (long long)l->hwm_interval_ms,
@@ -324,6 +362,17 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
           lease_source("max-clock-skew"));
   fprintf(out, "require-ntp-sync = %s  # %s\n", l->require_ntp_sync ? "true" : "false",
           lease_source("require-ntp-sync"));
+  if (l->datacenter >= 0)
+    fprintf(out, "datacenter = %lld  # %s\n", (long long)l->datacenter,
+            lease_source("datacenter"));
+  else
+    fprintf(out, "datacenter = unset  # %s\n", lease_source("datacenter"));
+  if (l->range_lo >= 0)
+    fprintf(out, "worker-id-range = \"%lld-%lld\"  # %s\n", (long long)l->range_lo,
+            (long long)l->range_hi, lease_source("worker-id-range"));
+  else
+    fprintf(out, "worker-id-range = unset  # %s\n", lease_source("worker-id-range"));
+  fprintf(out, "region = \"%s\"  # %s\n", l->region, lease_source("region"));
 }
 
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {

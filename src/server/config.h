@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "idgen/gen.h"
+#include "idgen/layout.h"
 #include "idgen/lease.h"
 
 #define IDGEN_CFG_STR 256
@@ -52,10 +54,22 @@ typedef enum idgen__config_status {
 idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
                                               char **argv, FILE *out, char *err,
                                               size_t errlen);
-/* The checks a loaded configuration must pass before serving: listener addresses, and
- * the token file (read into auth_token: one token of IDGEN_SERVE_TOKEN_MIN printable
- * bytes at least). Returns 0, or -1 with one line in err. */
+/* The checks a loaded configuration must pass before serving, each a usage error (exit
+ * 2): listener addresses, layout, policy and clock, the lease options against the
+ * layout, the opaque key file, and the token file (read into auth_token: one token of
+ * IDGEN_SERVE_TOKEN_MIN printable bytes at least). What only running can tell (etcd
+ * reachable, the state dir writable, the ports free) is left to the server. Returns 0,
+ * or -1 with one line in err. */
 int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen);
+/* The typed values behind the text options --layout, --policy and --clock. */
+typedef struct idgen__serve_choices {
+  idgen_layout layout;
+  idgen_policy policy;
+  int wall_clock; /* --clock wall; else mono */
+} idgen__serve_choices;
+/* Parses them from cfg. Returns 0, or -1 with one line in err. */
+int idgen__serve_config_parse(const idgen__serve_config *cfg, idgen__serve_choices *out,
+                              char *err, size_t errlen);
 /* Writes the effective configuration, one "name = value  # source" line each. */
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out);
 /* Splits "ADDR:PORT" ("[v6]:PORT" too). Returns 0 or -1. */

@@ -19,6 +19,7 @@ typedef enum idgen__route {
   ROUTE_HEALTHZ,
   ROUTE_READYZ,
   ROUTE_METRICS,
+  ROUTE_STATUS, /* GET /: the status page */
   ROUTE_OTHER,
   ROUTE_COUNT
 } idgen__route;
@@ -76,12 +77,17 @@ typedef enum idgen__kind {
 /* Latency buckets, upper bounds in microseconds (the last is +Inf). */
 #define IDGEN_LAT_BUCKETS 10
 
+/* One latency histogram: counts non-cumulative here, cumulative on output. */
+typedef struct idgen__latency {
+  _Atomic uint64_t buckets[IDGEN_LAT_BUCKETS];
+  _Atomic uint64_t sum_ns;
+} idgen__latency;
+
 typedef struct idgen__metrics {
   _Atomic uint64_t issued[KIND_COUNT];
   _Atomic uint64_t http[ROUTE_COUNT][ST_COUNT];
-  _Atomic uint64_t resp[RCMD_COUNT][2];    /* [ok, error] */
-  _Atomic uint64_t lat[IDGEN_LAT_BUCKETS]; /* non-cumulative here, cumulative on output */
-  _Atomic uint64_t lat_sum_ns;
+  _Atomic uint64_t resp[RCMD_COUNT][2]; /* [ok, error] */
+  idgen__latency lat[LISTENER_COUNT];   /* HTTP requests; RESP commands */
   _Atomic uint64_t conns_accepted[LISTENER_COUNT], conns_refused[LISTENER_COUNT];
   _Atomic uint64_t auth_failures[LISTENER_COUNT]; /* a wrong token presented */
   _Atomic uint64_t resp_protocol_errors, resp_cross_protocol;
@@ -96,6 +102,13 @@ void idgen__metrics_auth_failed(idgen__metrics *m, idgen__listener listener);
 
 /* Appends the summed shards in Prometheus text format 0.0.4. */
 void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__buf *out);
+/* Appends idgen_build_info{version,layout,provider} 1. */
+void idgen__metrics_render_build_info(const char *layout, const char *provider,
+                                      idgen__buf *out);
+/* Appends the process_* families every Prometheus client exports (resident and virtual
+ * memory, CPU seconds, open and maximum file descriptors, start time), from /proc;
+ * a family /proc cannot give is left out. */
+void idgen__metrics_render_process(idgen__buf *out);
 /* Appends idgen_connections_open{listener}, from the open counts of each listener. */
 void idgen__metrics_render_open(const _Atomic uint64_t open[LISTENER_COUNT],
                                 idgen__buf *out);

@@ -27,8 +27,9 @@ struct idgen__svc {
   idgen_clock_wall wall;
   idgen_clock *clock; /* one of the two, by --clock */
   idgen_gen *gen;
-  idgen_lease *lease;   /* the provider: which one is known only here */
-  idgen_keeper *keeper; /* owns renewal, HWM writes, arming, in its own thread */
+  idgen_lease *lease;      /* the provider: which one is known only here */
+  idgen_lease_space space; /* the worker IDs it may claim: datacenter, range */
+  idgen_keeper *keeper;    /* owns renewal, HWM writes, arming, in its own thread */
   idgen_random *random;
   idgen_uuid7_gen *uuid7;
   idgen_ulid_gen *ulid;
@@ -58,14 +59,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "out of memory");
     return IDGEN_ENOMEM;
   }
-  char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
-                              &svc->layout, why, sizeof why);
-  if (rc < 0) {
-    snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
-             why[0] ? why : idgen_strerror(rc));
+  idgen__serve_choices choices;
+  int rc = IDGEN_EINVAL;
+  if (idgen__serve_config_parse(cfg, &choices, err, errlen) < 0)
     goto fail;
-  }
+  svc->layout = choices.layout;
+  svc->policy = choices.policy;
   /* A generator's opaque tweak is its name: one key serves several generators, and
    * their opaque IDs still differ. */
   if (cfg->opaque_key_file[0] &&
@@ -73,21 +72,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
                                IDGEN__DEFAULT_GENERATOR, strlen(IDGEN__DEFAULT_GENERATOR),
                                &svc->opaque, err, errlen)) < 0)
     goto fail;
-  rc = idgen_policy_parse(cfg->policy, &svc->policy);
-  if (rc < 0) {
-    snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
-    goto fail;
-  }
-  if (!strcmp(cfg->clock, "mono")) {
-    idgen_clock_mono_init(&svc->mono);
-    svc->clock = &svc->mono.base;
-  } else if (!strcmp(cfg->clock, "wall")) {
+  if (choices.wall_clock) {
     idgen_clock_wall_init(&svc->wall);
     svc->clock = &svc->wall.base;
   } else {
-    rc = IDGEN_EINVAL;
-    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
-    goto fail;
+    idgen_clock_mono_init(&svc->mono);
+    svc->clock = &svc->mono.base;
   }
 
   idgen_gen_config gc;
@@ -100,10 +90,10 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     snprintf(err, errlen, "generator: %s", idgen_strerror(rc));
     goto fail;
   }
-  uint64_t max_worker = idgen_layout_max_worker(&svc->layout);
-  rc = idgen_lease_open(&svc->lease, &cfg->lease, max_worker, err, errlen);
+  rc = idgen_lease_open(&svc->lease, &cfg->lease, &svc->layout, err, errlen);
   if (rc < 0)
     goto fail;
+  idgen_lease_space_of(&cfg->lease, &svc->layout, &svc->space, NULL, 0); /* checked */
   idgen_keeper_config kc;
   idgen_keeper_config_from(&kc, &cfg->lease);
   kc.lease = svc->lease;
@@ -291,6 +281,20 @@ static void add_time(idgen__buf *out, int64_t ms) {
     idgen__buf_adds(out, "null");
 }
 
+/* "datacenter":N|null,"region":"..","worker_range":{"field":..,"lo":..,"hi":..} */
+static void add_space_json(idgen__svc *svc, idgen__buf *out) {
+  const idgen_lease_space *sp = &svc->space;
+  if (sp->datacenter >= 0)
+    idgen__buf_addf(out, "\"datacenter\":%lld", (long long)sp->datacenter);
+  else
+    idgen__buf_adds(out, "\"datacenter\":null");
+  idgen__buf_adds(out, ",\"region\":");
+  idgen__buf_add_json_str(out, svc->cfg.lease.region, strlen(svc->cfg.lease.region));
+  idgen__buf_adds(out, ",\"worker_range\":{\"field\":");
+  idgen__buf_add_json_str(out, sp->field, strlen(sp->field));
+  idgen__buf_addf(out, ",\"lo\":%" PRIu64 ",\"hi\":%" PRIu64 "}", sp->lo, sp->hi);
+}
+
 void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
@@ -314,8 +318,10 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
   add_time(out, idgen_layout_end_ms(&svc->layout));
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
-  idgen__buf_addf(out, "},\"worker_id\":%lld,\"provider\":\"%s\",\"provider_detail\":",
-                  (long long)ks.worker, idgen_lease_kind_name(svc->cfg.lease.kind));
+  idgen__buf_addf(out, "},\"worker_id\":%lld,", (long long)ks.worker);
+  add_space_json(svc, out);
+  idgen__buf_addf(out, ",\"provider\":\"%s\",\"provider_detail\":",
+                  idgen_lease_kind_name(svc->cfg.lease.kind));
   idgen__buf_add_json_str(out, svc->provider, strlen(svc->provider));
   idgen__buf_addf(out,
                   ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
@@ -329,13 +335,17 @@ void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out) {
     add_time(out, st.deadline_ns / 1000000);
   idgen__buf_adds(out, ",\"cap\":");
   add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
+  char lease_error[256];
+  idgen_keeper_last_error(svc->keeper, lease_error, sizeof lease_error);
+  idgen__buf_adds(out, ",\"last_error\":");
+  idgen__buf_add_json_str(out, lease_error, strlen(lease_error));
   idgen__buf_adds(out, "},\"hwm\":");
   add_time(out, ks.hwm_ms);
   idgen__buf_addf(out,
-                  ",\"hwm_ms\":%" PRId64 ",\"last_ms\":%" PRId64
-                  ",\"clock\":{\"source\":\"%s\","
+                  ",\"hwm_ms\":%" PRId64 ",\"hwm_ahead_ms\":%" PRId64 ",\"now_ms\":%" PRId64
+                  ",\"last_ms\":%" PRId64 ",\"clock\":{\"source\":\"%s\","
                   "\"policy\":\"%s\"},\"ready\":%s",
-                  ks.hwm_ms, st.last_ms,
+                  ks.hwm_ms, svc->cfg.lease.ahead_ms, idgen_wall_ns() / 1000000, st.last_ms,
                   svc->clock == &svc->mono.base ? "monotonic anchored to wall" : "wall",
                   idgen_policy_name(svc->policy), ready ? "true" : "false");
   if (!ready) {
@@ -369,6 +379,10 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
       ks.hwm_ms, idgen_policy_name(svc->policy), ready);
   if (!ready)
     idgen__buf_addf(out, "not_ready_reason:%s\r\n", reason);
+  idgen__buf_addf(
+      out, "datacenter:%lld\r\nregion:%s\r\nworker_range:%" PRIu64 "-%" PRIu64 "\r\n",
+      (long long)svc->space.datacenter, svc->cfg.lease.region, svc->space.lo,
+      svc->space.hi);
   idgen__buf_addf(out,
                   "ids_issued:%" PRIu64 "\r\nsequence_waits:%" PRIu64
                   "\r\nclock_back:%" PRIu64 "\r\n",
@@ -376,6 +390,7 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out) {
 }
 
 void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
+  idgen__metrics_render_build_info(svc->layout.name, svc->provider, out);
   idgen__metrics_render(svc->shards, svc->nshards, out);
   idgen_gen_stats st;
   idgen_gen_stats_get(svc->gen, &st);
@@ -405,19 +420,23 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_worker_id The worker ID held.\n"
       "# TYPE idgen_worker_id gauge\n"
       "idgen_worker_id %" PRIu64 "\n"
-      "# HELP idgen_last_issued_ms Unix ms of the newest time field issued.\n"
-      "# TYPE idgen_last_issued_ms gauge\n"
-      "idgen_last_issued_ms %" PRId64 "\n"
-      "# HELP idgen_cap_ms Unix ms above which nothing is issued (0: no cap).\n"
-      "# TYPE idgen_cap_ms gauge\n"
-      "idgen_cap_ms %" PRId64 "\n"
+      "# HELP idgen_last_issued_timestamp_seconds The newest time field issued, Unix "
+      "seconds.\n"
+      "# TYPE idgen_last_issued_timestamp_seconds gauge\n"
+      "idgen_last_issued_timestamp_seconds %.3f\n"
+      "# HELP idgen_cap_timestamp_seconds The time above which nothing is issued, Unix "
+      "seconds (0: no cap).\n"
+      "# TYPE idgen_cap_timestamp_seconds gauge\n"
+      "idgen_cap_timestamp_seconds %.3f\n"
       "# HELP idgen_ready 1 while /readyz answers 200.\n"
       "# TYPE idgen_ready gauge\n"
       "idgen_ready %d\n",
       st.seq_waits, st.clock_back_waited, st.clock_back_logical, st.clock_back_failed,
       st.cap_waits, st.refused_lease, st.refused_cap, st.refused_unarmed, st.worker,
-      st.last_ms, st.cap_ms == IDGEN_NO_CAP ? (int64_t)0 : st.cap_ms, ready);
+      (double)st.last_ms / 1e3, st.cap_ms == IDGEN_NO_CAP ? 0.0 : (double)st.cap_ms / 1e3,
+      ready);
   idgen__metrics_render_open(svc->conns, out);
+  idgen__metrics_render_process(out);
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(svc->keeper, &ks);
   idgen__buf_addf(
@@ -439,11 +458,12 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
       "# HELP idgen_hwm_writes_total High-water marks persisted.\n"
       "# TYPE idgen_hwm_writes_total counter\n"
       "idgen_hwm_writes_total %" PRIu64 "\n"
-      "# HELP idgen_hwm_persisted_ms The last HWM persisted (the cap), Unix ms.\n"
-      "# TYPE idgen_hwm_persisted_ms gauge\n"
-      "idgen_hwm_persisted_ms %" PRId64 "\n",
+      "# HELP idgen_hwm_persisted_timestamp_seconds The last HWM persisted (the cap), "
+      "Unix seconds.\n"
+      "# TYPE idgen_hwm_persisted_timestamp_seconds gauge\n"
+      "idgen_hwm_persisted_timestamp_seconds %.3f\n",
       ks.renewals, ks.renewal_failures, ks.lease_lost, ks.acquisitions, ks.skipped,
-      ks.hwm_writes, ks.hwm_ms);
+      ks.hwm_writes, (double)ks.hwm_ms / 1e3);
   idgen__buf_adds(out, "# HELP idgen_lease_state The lease keeper's state: 1 for the one "
                        "it is in.\n"
                        "# TYPE idgen_lease_state gauge\n");
@@ -479,6 +499,18 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
                   "idgen_lease_request_duration_seconds_count{provider=\"%s\"} %" PRIu64
                   "\n",
                   svc->provider, (double)lat.sum_us / 1e6, svc->provider, lat.count);
+  idgen__buf_addf(out,
+                  "# HELP idgen_lease_datacenter The datacenter (the layout's high node "
+                  "field, --datacenter) this process issues in, by region; -1: none.\n"
+                  "# TYPE idgen_lease_datacenter gauge\n"
+                  "idgen_lease_datacenter{region=\"%s\"} %lld\n"
+                  "# HELP idgen_lease_worker_range The values of the claimed field the "
+                  "provider may take (--worker-id-range), by bound.\n"
+                  "# TYPE idgen_lease_worker_range gauge\n"
+                  "idgen_lease_worker_range{bound=\"lo\"} %" PRIu64 "\n"
+                  "idgen_lease_worker_range{bound=\"hi\"} %" PRIu64 "\n",
+                  svc->cfg.lease.region, (long long)svc->space.datacenter, svc->space.lo,
+                  svc->space.hi);
 }
 
 const char *idgen__svc_error_code(int err, int *temporary) {

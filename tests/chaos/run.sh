@@ -25,15 +25,16 @@
 #                     run (default: it is reported as "NOT RECOVERED" and counted)
 #   --keep            keep the working directory (it is kept anyway when a scenario fails)
 # Scenarios: negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart
-#   all-restart etcd-leader etcd-quorum exhausted file-restart file-statedir file-removed
-#   netdelay mixed
+#   all-restart etcd-leader etcd-quorum regions exhausted file-restart file-statedir
+#   file-removed netdelay mixed
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 IDGEN="" CLIENT="" DELAY="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
-     etcd-leader etcd-quorum exhausted file-restart file-statedir file-removed netdelay mixed)
+     etcd-leader etcd-quorum regions exhausted file-restart file-statedir file-removed netdelay
+     mixed)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -72,6 +73,7 @@ own_work=0
 if [[ -z $WORK ]]; then WORK=$(mktemp -d /tmp/idgen-chaos.XXXXXX); own_work=1; fi
 mkdir -p "$WORK"
 ETCD_DIR=$WORK/etcd
+ETCD_B_DIR=$WORK/etcd-b # the second region's etcd (scenario regions)
 EPS="" MOUNTED=() PROXIES=() FAILED=0 LIVENESS=0
 declare -A RPID RHTTP RRESP RARGS CPID
 
@@ -85,11 +87,12 @@ cleanup() {
   done
   for p in "${PROXIES[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   [[ -f $ETCD_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
+  [[ -f $ETCD_B_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
   for m in "${MOUNTED[@]}"; do umount -l "$m" 2>/dev/null || true; done
   if [[ $KEEP -eq 0 && $own_work -eq 1 && $FAILED -eq 0 && $rc -eq 0 ]]; then
     rm -rf "$WORK"
   else
-    rm -rf "$ETCD_DIR"/m*/ 2>/dev/null || true
+    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ 2>/dev/null || true
     log "work dir kept (logs; histories of checked scenarios deleted): $WORK"
   fi
   exit $rc
@@ -505,25 +508,67 @@ scn_etcd_leader() {
   finish
 }
 
-scn_etcd_quorum() {
-  begin etcd-quorum "two of three etcd members killed (quorum lost) past the TTL, then restored"
-  etcd_up
-  start_n 3 wait || { finish; return; }
-  sleep "$PHASE"
-  local l a b
+# lose_quorum I...: SIGKILLs a follower, then the leader, of the 3-member cluster for
+# TTL + 3 s; notes meanwhile whether replicas I... are ready; restarts both, waits for
+# the cluster, and sets HEAL_MS.
+lose_quorum() {
+  local l a b i
   l=$("$SRC/scripts/etcd-cluster.sh" leader "$ETCD_DIR")
   a=$(( (l + 1) % 3 )) b=$l   # a follower first, then the leader
   "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$a" KILL
   "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$b" KILL
   sleep $((TTL + 3))
-  note "during the loss: ready $(for i in 0 1 2; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
+  note "during the loss: ready $(for i in "$@"; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
   etcd_restart "$a"; etcd_restart "$b"
   etcd_all_healthy || note "etcd not healthy again"
   HEAL_MS=$(now_ms)
+}
+
+scn_etcd_quorum() {
+  begin etcd-quorum "two of three etcd members killed (quorum lost) past the TTL, then restored"
+  etcd_up
+  start_n 3 wait || { finish; return; }
+  sleep "$PHASE"
+  lose_quorum 0 1 2
   sleep $((PHASE + TTL))
   note "after: workers $(worker_of 0)/$(worker_of 1)/$(worker_of 2)"
   check_recovered 0 1 2
   finish
+}
+
+# Two regions, layout twitter, one namespace name: r0 and r1 on the 3-member cluster as
+# datacenter 1, r2 and r3 on a one-member etcd of their own as datacenter 2. Region 1's
+# etcd loses quorum past the TTL: its replicas stop at their deadline, region 2 goes on
+# serving (it must, or the scenario fails), and no ID repeats across the two.
+scn_regions() {
+  begin regions "two regions (datacenters 1 and 2, an etcd each); region 1's etcd loses quorum, region 2 keeps serving"
+  etcd_up
+  LAYOUT=twitter
+  local eps_b i t_loss served
+  eps_b=$("$SRC/scripts/etcd-cluster.sh" start "$ETCD_B_DIR" 1) || { note "region 2's etcd did not start"; finish; return; }
+  for i in 0 1 2 3; do
+    if ((i < 2)); then
+      start_replica "$i" "$(etcd_args wait) --layout twitter --datacenter 1 --region one"
+    else
+      start_replica "$i" "$(EPS=$eps_b etcd_args wait) --layout twitter --datacenter 2 --region two"
+    fi
+  done
+  for i in 0 1 2 3; do wait_ready "$i" || note "r$i not ready"; done
+  for i in 0 1 2 3; do start_clients "$i"; done
+  sleep "$PHASE"
+  note "workers $(worker_of 0)/$(worker_of 1) (dc 1), $(worker_of 2)/$(worker_of 3) (dc 2)"
+  t_loss=$(now_ms)
+  lose_quorum 0 1 2 3
+  sleep $((PHASE + TTL))
+  # Region 2 served all along: IDs its clients received while region 1 had no quorum.
+  served=$(cat "$SD"/[hs][23].hist 2>/dev/null |
+    awk -v a="$t_loss" -v b="$HEAL_MS" '$1 >= a && $1 < b && $3 != "ERR"' | wc -l)
+  if [[ $served -gt 0 ]]; then note "region 2 issued $served IDs during the loss"; else
+    note "region 2 issued nothing during the loss (FAIL)"; FAILED=$((FAILED + 1)); fi
+  check_recovered 0 1
+  finish
+  "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
+  rm -rf "$ETCD_B_DIR"
 }
 
 scn_exhausted() {
@@ -769,6 +814,7 @@ for s in "${SCENARIOS[@]}"; do
     all-restart) scn_all_restart ;;
     etcd-leader) scn_etcd_leader ;;
     etcd-quorum) scn_etcd_quorum ;;
+    regions) scn_regions ;;
     exhausted) scn_exhausted ;;
     file-restart) scn_file_restart ;;
     file-statedir) scn_file_statedir ;;

@@ -57,6 +57,9 @@ start_server() {
   shift
   SERVER_LOG=$WORK/$name.log
   mkdir -p "$WORK/$name-state"
+  # Emptied here, not by the child's redirection, which may come after the reads below:
+  # a name used twice would read the last server's start line and port.
+  : >"$SERVER_LOG"
   "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --threads 2 \
     --state-dir "$WORK/$name-state" "$@" 2>"$SERVER_LOG" &
   SERVER_PID=$!

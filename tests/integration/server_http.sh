@@ -104,8 +104,9 @@ check "readyz" 200 "$(req "$U/readyz")"
 code=$(req "$U/metrics"); body=$(cat "$WORK/body")
 check "metrics 200" 200 "$code"
 for m in 'idgen_ids_issued_total\{kind="snowflake"\} [1-9]' 'idgen_http_requests_total\{route="/v1/ids",status="400"\} [1-9]' \
-         'idgen_request_duration_seconds_bucket\{le="\+Inf"\}' idgen_sequence_exhausted_waits_total \
-         'idgen_clock_back_total\{outcome="failed"\}' idgen_cap_waits_total idgen_worker_id idgen_hwm_persisted_ms idgen_last_issued_ms \
+         'idgen_http_request_duration_seconds_bucket\{le="\+Inf"\}' idgen_sequence_exhausted_waits_total \
+         'idgen_clock_back_total\{outcome="failed"\}' idgen_cap_waits_total idgen_worker_id \
+         idgen_hwm_persisted_timestamp_seconds idgen_last_issued_timestamp_seconds \
          idgen_lease_renewals_total; do
   check_match "metrics has $m" "$m" "$body"
 done

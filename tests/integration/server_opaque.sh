@@ -21,9 +21,9 @@ for k in badkey missing; do
   rc=0
   "$IDGEN" serve --http 127.0.0.1:0 --resp= --state-dir "$WORK/s-$k" \
     --opaque-key-file "$WORK/$k" 2>"$WORK/$k.log" || rc=$?
-  check "bad key file ($k): exit 1" 1 "$rc"
-  check_match "bad key file ($k): says why" "error start --opaque-key-file $WORK/$k: " \
-    "$(cat "$WORK/$k.log")"
+  check "bad key file ($k): exit 2 (a configuration mistake)" 2 "$rc"
+  check_match "bad key file ($k): says why on one line" \
+    "^idgen serve: --opaque-key-file $WORK/$k: [^"$'\n'"]*$" "$(cat "$WORK/$k.log")"
 done
 
 # --- key and token ---

@@ -74,8 +74,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   idgen_lease *lease = NULL;
-  int rc =
-      idgen_lease_open(&lease, &cfg, idgen_layout_max_worker(&layout), err, sizeof err);
+  int rc = idgen_lease_open(&lease, &cfg, &layout, err, sizeof err);
   if (rc) {
     fprintf(stderr, "lease_holder: %s\n", err);
     return 1;

@@ -1,6 +1,7 @@
 /* server_fixture.h: a service for the server's unit tests (test_server_*.c), built from
- * the option table as `idgen serve` builds it: the static provider (worker 3), a fresh
- * state dir, a token, ready to issue. */
+ * the option table as `idgen serve` builds it: the static provider (worker 3, in a
+ * namespace of this process's own, since a worker ID is claimed host-wide per namespace
+ * and the tests run side by side), a fresh state dir, a token, ready to issue. */
 #ifndef IDGEN_TEST_SERVER_FIXTURE_H
 #define IDGEN_TEST_SERVER_FIXTURE_H
 

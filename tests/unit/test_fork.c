@@ -202,7 +202,9 @@ static int hold(held *h, idgen_gen *gen) {
   h->cfg.ahead_ms = 100;
   h->cfg.hwm_interval_ms = 50;
   char err[256];
-  int rc = idgen_lease_open(&h->lease, &h->cfg, 1023, err, sizeof err);
+  idgen_layout snowflake;
+  idgen_layout_preset("snowflake", &snowflake);
+  int rc = idgen_lease_open(&h->lease, &h->cfg, &snowflake, err, sizeof err);
   if (rc)
     return rc;
   idgen_keeper_config kc;

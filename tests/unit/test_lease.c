@@ -37,22 +37,39 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A preset layout, by name. */
+static const idgen_layout *layout_of(const char *name) {
+  static idgen_layout l;
+  assert_int_equal(idgen_layout_preset(name, &l), 0);
+  return &l;
+}
+
+/* Opens the lease c configures under the named layout; it must open. */
+static idgen_lease *open_config(const idgen_lease_config *c, const char *layout) {
+  idgen_lease *l = NULL;
+  char err[256];
+  int rc = idgen_lease_open(&l, c, layout_of(layout), err, sizeof err);
+  if (rc)
+    print_error("open: %s\n", err);
+  assert_int_equal(rc, 0);
+  return l;
+}
+
+/* A lease of kind under snowflake; a file lease claims only 0..max_worker. */
 static idgen_lease *open_kind(idgen_lease_kind kind, uint64_t max_worker) {
   idgen_lease_config c;
   idgen_lease_config_init(&c);
   c.kind = kind;
+  if (max_worker < 1023) {
+    c.range_lo = 0;
+    c.range_hi = (int64_t)max_worker;
+  }
   snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
   snprintf(c.ns, sizeof c.ns, "%s", ns);
   c.worker_id = 7;
   c.pod_index = 2;
   c.worker_id_offset = 10;
-  idgen_lease *l = NULL;
-  char err[256];
-  int rc = idgen_lease_open(&l, &c, max_worker, err, sizeof err);
-  if (rc)
-    print_error("open: %s\n", err);
-  assert_int_equal(rc, 0);
-  return l;
+  return open_config(&c, "snowflake");
 }
 
 static void test_file_smallest_free(void **state) {
@@ -69,7 +86,8 @@ static void test_file_smallest_free(void **state) {
   assert_int_equal(idgen_lease_acquire(c, &g), 0);
   assert_int_equal(g.worker, 2);
   assert_int_equal(idgen_lease_acquire(d, &g), IDGEN_ENOWORKER);
-  assert_non_null(strstr(idgen_lease_why(d), "all 3 worker IDs of namespace"));
+  assert_non_null(
+      strstr(idgen_lease_why(d), "all 3 worker IDs 0-2 (--worker-id-range) of namespace"));
   /* freeing b (as a dying process would) frees worker 1 and only it */
   assert_int_equal(idgen_lease_write_hwm(b, T0_MS + 3000), 0);
   idgen_lease_free(b);
@@ -115,13 +133,7 @@ static idgen_lease *open_in(const char *sub, const char *space, int64_t static_w
   }
   snprintf(c.state_dir, sizeof c.state_dir, "%s/%s", dir, sub);
   snprintf(c.ns, sizeof c.ns, "%s", space);
-  idgen_lease *l = NULL;
-  char err[256];
-  int rc = idgen_lease_open(&l, &c, 1023, err, sizeof err);
-  if (rc)
-    print_error("open: %s\n", err);
-  assert_int_equal(rc, 0);
-  return l;
+  return open_config(&c, "snowflake");
 }
 
 static void write_file(const char *name, const char *content, size_t len) {
@@ -198,6 +210,192 @@ static void test_two_state_dirs(void **state) {
   assert_int_equal(gb.worker, 0);
   idgen_lease_free(s0);
   idgen_lease_free(b);
+}
+
+/* A file (static_worker < 0) or static lease under layout twitter in dir/s and namespace
+ * space: datacenter dc (-1: none), claiming lo..hi (lo < 0: the whole field). */
+static idgen_lease *open_twitter(const char *space, int64_t dc, int64_t lo, int64_t hi,
+                                 int64_t static_worker) {
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  if (static_worker >= 0) {
+    c.kind = IDGEN_LEASE_STATIC;
+    c.worker_id = static_worker;
+  }
+  snprintf(c.state_dir, sizeof c.state_dir, "%s/s", dir);
+  snprintf(c.ns, sizeof c.ns, "%s", space);
+  c.datacenter = dc;
+  c.range_lo = lo;
+  c.range_hi = hi;
+  return open_config(&c, "twitter");
+}
+
+/* --datacenter 3 under twitter: worker IDs 3 << 5 | N, the file dc-3/worker-N, claimed
+ * host-wide as .../dc/3/worker/N. Datacenters fill their own 32 IDs each. */
+static void test_datacenter_file(void **state) {
+  (void)state;
+  idgen_lease *a = open_twitter(ns, 3, -1, -1, -1), *b = open_twitter(ns, 3, -1, -1, -1),
+              *c = open_twitter(ns, 4, -1, -1, -1);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 96);
+  assert_int_equal(idgen_lease_acquire(b, &g), 0);
+  assert_int_equal(g.worker, 97);
+  assert_int_equal(idgen_lease_acquire(c, &g), 0);
+  assert_int_equal(g.worker, 128);
+  char path[300];
+  snprintf(path, sizeof path, "%s/s/dc-3/worker-1", dir);
+  assert_int_equal(access(path, F_OK), 0);
+  assert_int_equal(idgen__claim_held(ns, 3, 1), 1);
+  assert_int_equal(idgen__claim_held(ns, -1, 97), 1); /* its other name, claimed too */
+  assert_int_equal(idgen__claim_held(ns, 3, 2), 0);
+  idgen_lease_holder hs[8];
+  size_t n = 0;
+  assert_int_equal(idgen_lease_holders(a, hs, 8, &n), 0);
+  assert_int_equal(n, 3);
+  assert_true(hs[0].datacenter == 3 && hs[0].worker == 0 && hs[0].live);
+  assert_true(hs[1].datacenter == 3 && hs[1].worker == 1 && hs[1].live);
+  assert_true(hs[2].datacenter == 4 && hs[2].worker == 0 && hs[2].live);
+  assert_string_equal(hs[0].region, "default");
+  /* a range of the low field: "all taken" names it and the datacenter */
+  idgen_lease *r = open_twitter(ns, 3, 0, 1, -1);
+  assert_int_equal(idgen_lease_acquire(r, &g), IDGEN_ENOWORKER);
+  if (!strstr(idgen_lease_why(r), "all 2 worker IDs 0-1 (--worker-id-range) of "
+                                  "datacenter 3 in namespace"))
+    fail_msg("%s", idgen_lease_why(r));
+  idgen_lease_free(r);
+  /* static under a datacenter: --worker-id is the low field */
+  idgen_lease *st = open_twitter(ns, 3, -1, -1, 1);
+  assert_int_equal(idgen_lease_acquire(st, &g), IDGEN_ECONFLICT);
+  assert_non_null(strstr(idgen_lease_why(st), "worker ID 97"));
+  idgen_lease_free(b);
+  assert_int_equal(idgen_lease_acquire(st, &g), 0);
+  assert_int_equal(g.worker, 97);
+  idgen_lease_free(st);
+  idgen_lease_free(a);
+  idgen_lease_free(c);
+}
+
+/* A rolling change of --datacenter runs both names of an ID at once (dc-3/worker-0 and
+ * worker-96): each excludes the other, by the claim and, where the claim does not
+ * reach, by the lock; and each reads the other's HWM as a floor. */
+static void test_datacenter_other_name(void **state) {
+  (void)state;
+  idgen_lease *a = open_twitter(ns, 3, -1, -1, -1);
+  idgen_lease_grant g;
+  assert_int_equal(idgen_lease_acquire(a, &g), 0);
+  assert_int_equal(g.worker, 96);
+  int64_t far = wall_ms() + 60000;
+  assert_int_equal(idgen_lease_write_hwm(a, far), 0);
+  idgen_lease *flat = open_twitter(ns, -1, 96, 97, -1);
+  assert_int_equal(idgen_lease_acquire(flat, &g), 0);
+  assert_int_equal(g.worker, 97); /* 96 is held as dc-3/worker-0 */
+  idgen_lease *flat96 = open_twitter(ns, -1, 96, 96, -1);
+  assert_int_equal(idgen_lease_acquire(flat96, &g), IDGEN_ENOWORKER);
+  /* another claim namespace: only the lock on dc-3/worker-0 keeps it off */
+  idgen_lease *elsewhere = open_twitter("test-lease-other-space", -1, 96, 96, -1);
+  assert_int_equal(idgen_lease_acquire(elsewhere, &g), IDGEN_ENOWORKER);
+  /* and the other way: worker-97 locked keeps dc-3/worker-1 from another namespace */
+  idgen_lease *dc1 = open_twitter("test-lease-other-space", 3, 1, 1, -1);
+  assert_int_equal(idgen_lease_acquire(dc1, &g), IDGEN_ENOWORKER);
+  idgen_lease_free(dc1);
+  /* a leaves its HWM (a minute ahead): worker-96 is new, yet its holder starts past it */
+  assert_int_equal(idgen_lease_release(a, 0), 0);
+  assert_int_equal(idgen_lease_acquire(elsewhere, &g), 0);
+  assert_int_equal(g.worker, 96);
+  assert_true(g.hwm_ms == far);
+  /* and back: worker-97's HWM is the floor of dc-3/worker-1 */
+  assert_int_equal(idgen_lease_write_hwm(flat, far + 1), 0);
+  assert_int_equal(idgen_lease_release(flat, 0), 0);
+  idgen_lease *back = open_twitter(ns, 3, 1, 1, -1);
+  assert_int_equal(idgen_lease_acquire(back, &g), 0);
+  assert_int_equal(g.worker, 97);
+  assert_true(g.hwm_ms == far + 1);
+  idgen_lease_free(back);
+  idgen_lease_free(elsewhere);
+  idgen_lease_free(flat96);
+  idgen_lease_free(flat);
+  idgen_lease_free(a);
+}
+
+/* The datacenter and the range against the layout, one line each; the worker ID of a
+ * claimed value; k8s and static inside the range. */
+static void test_space(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  char err[256];
+  idgen_lease_space sp;
+  assert_int_equal(idgen_lease_space_of(&c, layout_of("twitter"), &sp, err, sizeof err), 0);
+  assert_true(sp.datacenter == -1 && sp.bits == 10 && sp.low_bits == 5);
+  assert_true(sp.lo == 0 && sp.hi == 1023);
+  assert_int_equal(idgen_lease_config_set(&c, "datacenter", "31", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_space_of(&c, layout_of("twitter"), &sp, err, sizeof err), 0);
+  assert_true(sp.datacenter == 31 && sp.bits == 5 && sp.lo == 0 && sp.hi == 31);
+  assert_string_equal(sp.field, "worker");
+  assert_string_equal(sp.dc_field, "datacenter");
+  assert_int_equal(idgen_lease_space_worker(&sp, 7), 31 << 5 | 7);
+  /* discord: worker 5 + process 5: the high field is the datacenter */
+  assert_int_equal(idgen_lease_space_of(&c, layout_of("discord"), &sp, err, sizeof err), 0);
+  assert_string_equal(sp.dc_field, "worker");
+  assert_string_equal(sp.field, "process");
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--datacenter: the layout has one node field (worker)"));
+  assert_int_equal(idgen_lease_config_set(&c, "datacenter", "32", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--datacenter: 32 is out of range"));
+  assert_non_null(strstr(err, "0-31"));
+  assert_int_equal(idgen_lease_config_set(&c, "datacenter", "-1", err, sizeof err),
+                   IDGEN_EINVAL);
+  c.datacenter = 1;
+  assert_int_equal(idgen_lease_config_set(&c, "worker-id-range", "0-40", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--worker-id-range: 0-40 is out of range"));
+  static const char *const bad[] = {"5-2", "x", "1-", "-3", "1-2-3", "a-b", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(idgen_lease_config_set(&c, "worker-id-range", bad[i], err, sizeof err),
+                     IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "worker-id-range", "8-15", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_space_of(&c, layout_of("twitter"), &sp, err, sizeof err), 0);
+  assert_true(sp.lo == 8 && sp.hi == 15);
+  /* k8s: ordinal + offset is the low field, and must fall in the range */
+  c.kind = IDGEN_LEASE_K8S;
+  c.pod_index = 2;
+  c.worker_id_offset = 10;
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err), 0);
+  c.worker_id_offset = 20;
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "22 is outside --worker-id-range 8-15"));
+  c.kind = IDGEN_LEASE_STATIC;
+  c.worker_id = 16;
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--worker-id: 16 is outside --worker-id-range 8-15"));
+  /* region: a name like a namespace's; env names the variable */
+  assert_string_equal(c.region, "default");
+  assert_int_equal(idgen_lease_config_set(&c, "region", "eu-west.1", err, sizeof err), 0);
+  assert_string_equal(c.region, "eu-west.1");
+  assert_int_equal(idgen_lease_config_set(&c, "region", "a b", err, sizeof err),
+                   IDGEN_EINVAL);
+  setenv("IDGEN_DATACENTER", "x", 1);
+  idgen_lease_config_init(&c);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "IDGEN_DATACENTER"));
+  setenv("IDGEN_DATACENTER", "2", 1);
+  setenv("IDGEN_WORKER_ID_RANGE", "0-3", 1);
+  setenv("IDGEN_REGION", "west", 1);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
+  assert_true(c.datacenter == 2 && c.range_lo == 0 && c.range_hi == 3);
+  assert_string_equal(c.region, "west");
+  unsetenv("IDGEN_DATACENTER");
+  unsetenv("IDGEN_WORKER_ID_RANGE");
+  unsetenv("IDGEN_REGION");
 }
 
 /* Where the claim does not reach (processes in separate network namespaces, here two
@@ -362,15 +560,19 @@ static void test_config(void **state) {
   assert_int_equal(c.require_ntp_sync, 1);
   /* margin too long for the TTL: 3 s TTL, keepalive every 1 s, margin 2 s */
   assert_int_equal(idgen_lease_config_set(&c, "lease-margin", "2000", err, sizeof err), 0);
-  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   IDGEN_EINVAL);
   assert_non_null(strstr(err, "--lease-margin"));
   c.margin_ms = 1000;
-  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   0);
   c.kind = IDGEN_LEASE_STATIC;
   c.worker_id = -1;
-  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   IDGEN_EINVAL);
   c.worker_id = 1024;
-  assert_int_equal(idgen_lease_config_check(&c, 1023, err, sizeof err), IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   IDGEN_EINVAL);
   assert_non_null(strstr(err, "out of range"));
   /* env: the variable is named in the error */
   setenv("IDGEN_LEASE_TTL", "1", 1);
@@ -398,7 +600,7 @@ static void test_unwritable_state_dir(void **state) {
   snprintf(c.state_dir, sizeof c.state_dir, "%s/plain/sub", dir);
   idgen_lease *l = NULL;
   char err[256] = "";
-  assert_true(idgen_lease_open(&l, &c, 1023, err, sizeof err) < 0);
+  assert_true(idgen_lease_open(&l, &c, layout_of("snowflake"), err, sizeof err) < 0);
   assert_null(l);
   assert_non_null(strstr(err, "state dir"));
   assert_null(strchr(err, '\n'));
@@ -502,6 +704,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_replaced_worker_file_without_claim, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_static_and_k8s, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_datacenter_file, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_datacenter_other_name, setup, teardown),
+      cmocka_unit_test(test_space),
       cmocka_unit_test(test_k8s_ordinal),
       cmocka_unit_test(test_config),
       cmocka_unit_test_setup_teardown(test_unwritable_state_dir, setup, teardown),

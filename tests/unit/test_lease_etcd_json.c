@@ -171,7 +171,8 @@ static void test_errors(void **state) {
 
 static void test_bodies(void **state) {
   (void)state;
-  char *b = idgen__etcd_claim_body("/idgen/n/workers/3", "v", 9, "/idgen/n/hwm/3");
+  char *b =
+      idgen__etcd_claim_body("/idgen/n/workers/3", "v", 9, "/idgen/n/hwm/3", NULL, NULL);
   json_t *o = json_loads(b, 0, NULL);
   assert_non_null(o);
   json_t *cmp = json_array_get(json_object_get(o, "compare"), 0);
@@ -207,6 +208,28 @@ static void test_bodies(void **state) {
   assert_string_equal(json_string_value(json_object_get(del, "key")), "L3c=");
   json_decref(o);
   free(b);
+  /* With the ID's other name: both keys absent, both HWMs read; else read the other. */
+  b = idgen__etcd_claim_body("/idgen/n/dc/1/workers/3", "v", 9, "/idgen/n/dc/1/hwm/3",
+                             "/idgen/n/workers/35", "/idgen/n/hwm/35");
+  o = json_loads(b, 0, NULL);
+  assert_non_null(o);
+  assert_int_equal(json_array_size(json_object_get(o, "compare")), 2);
+  cmp = json_array_get(json_object_get(o, "compare"), 1);
+  assert_string_equal(json_string_value(json_object_get(cmp, "target")), "CREATE");
+  assert_string_equal(json_string_value(json_object_get(cmp, "result")), "EQUAL");
+  assert_int_equal(json_integer_value(json_object_get(cmp, "create_revision")), 0);
+  assert_string_equal(json_string_value(json_object_get(cmp, "key")),
+                      "L2lkZ2VuL24vd29ya2Vycy8zNQ=="); /* /idgen/n/workers/35 */
+  json_t *succ = json_object_get(o, "success");
+  assert_int_equal(json_array_size(succ), 3);
+  json_t *rr = json_object_get(json_array_get(succ, 2), "request_range");
+  assert_string_equal(json_string_value(json_object_get(rr, "key")),
+                      "L2lkZ2VuL24vaHdtLzM1"); /* /idgen/n/hwm/35 */
+  rr = json_object_get(json_array_get(json_object_get(o, "failure"), 0), "request_range");
+  assert_string_equal(json_string_value(json_object_get(rr, "key")),
+                      "L2lkZ2VuL24vd29ya2Vycy8zNQ==");
+  json_decref(o);
+  free(b);
   b = idgen__etcd_prefix_body("/p/");
   assert_string_equal(b, "{\"key\":\"L3Av\",\"range_end\":\"L3Aw\"}");
   free(b);
@@ -214,13 +237,29 @@ static void test_bodies(void **state) {
 
 static void test_record_roundtrip(void **state) {
   (void)state;
-  idgen__record r = {1796000000123, "host-1", 42, 1796000000000, 1796000000100}, back;
+  idgen__record r = {1796000000123, "host-1", 42, 1796000000000, 1796000000100, -1, ""},
+                back;
   char buf[256];
   int n = idgen__record_format(&r, buf, sizeof buf);
   assert_true(n > 0);
+  assert_null(strstr(buf, "datacenter")); /* none: not written */
+  assert_null(strstr(buf, "region"));
   assert_int_equal(idgen__record_parse(buf, (size_t)n, &back), 0);
   assert_true(back.hwm_ms == r.hwm_ms && back.pid == 42 && back.wall_ms == r.wall_ms);
   assert_string_equal(back.host, "host-1");
+  assert_int_equal(back.datacenter, -1);
+  assert_string_equal(back.region, "");
+  /* a holder under a datacenter says which, and its region */
+  r.datacenter = 31;
+  snprintf(r.region, sizeof r.region, "eu-west.1");
+  n = idgen__record_format(&r, buf, sizeof buf);
+  assert_true(n > 0);
+  assert_int_equal(idgen__record_parse(buf, (size_t)n, &back), 0);
+  assert_int_equal(back.datacenter, 31);
+  assert_string_equal(back.region, "eu-west.1");
+  const char *bad_region = "{\"hwm_ms\":\"1\",\"region\":7}";
+  assert_int_equal(idgen__record_parse(bad_region, strlen(bad_region), &back),
+                   IDGEN_EFORMAT);
   assert_int_equal(idgen__record_parse("   \n", 4, &back), IDGEN_EEMPTY);
   assert_int_equal(idgen__record_parse("{\"hwm_ms\":\"x\"}", 14, &back), IDGEN_EFORMAT);
   assert_int_equal(idgen__record_parse("[1]", 3, &back), IDGEN_EFORMAT);
@@ -247,25 +286,60 @@ static void test_pick(void **state) {
   idgen__etcd_kv kvs[4] = {kv_of("/idgen/n/workers/0", 7), kv_of("/idgen/n/workers/10", 8),
                            kv_of("/idgen/n/workers/2", 9), kv_of("/idgen/n/workers/x", 5)};
   int ours = -1;
-  assert_int_equal(idgen__etcd_pick(kvs, 4, 0, 1023, NULL, 0, &ours), 1);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 0, 0, 1023, NULL, 0, &ours), 1);
   assert_int_equal(ours, 0);
-  assert_int_equal(idgen__etcd_pick(kvs, 4, 5, 1023, NULL, 0, &ours), 1);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 5, 0, 1023, NULL, 0, &ours), 1);
   assert_int_equal(ours, 0);
   /* our lease 9 already holds worker 2: adopt it */
-  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 1023, NULL, 0, &ours), 2);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 0, 1023, NULL, 0, &ours), 2);
   assert_int_equal(ours, 1);
   /* ... unless it was skipped for an unreadable HWM; skipped free IDs are passed over */
   uint64_t skip[] = {2, 1};
-  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 1023, skip, 2, &ours), 3);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 0, 1023, skip, 2, &ours), 3);
   assert_int_equal(ours, 0);
   /* full */
-  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 0, NULL, 0, &ours), -1);
-  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 2, skip, 1, &ours), 1);
-  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 2, skip, 2, &ours), -1);
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 0, 0, NULL, 0, &ours), -1);
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 0, 2, skip, 1, &ours), 1);
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 0, 2, skip, 2, &ours), -1);
   assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/17"), 17);
   assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/"), -1);
   assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/-1"), -1);
   assert_int_equal(idgen__etcd_key_worker("/idgen/n/workers/3a"), -1);
+  /* a range: only its IDs are taken or adopted */
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 0, 2, 3, NULL, 0, &ours), 3);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 9, 3, 9, NULL, 0, &ours), 3);
+  assert_int_equal(ours, 0); /* our key at 2 lies outside 3-9 */
+  assert_int_equal(idgen__etcd_pick(kvs, 3, 0, 2, 2, NULL, 0, &ours), -1);
+  assert_int_equal(idgen__etcd_pick(kvs, 4, 0, 10, 11, NULL, 0, &ours), 11);
+}
+
+/* The keys of a namespace, after "/idgen/<ns>/". */
+static void test_key_parse(void **state) {
+  (void)state;
+  int64_t dc = -5;
+  int hwm = -1;
+  uint64_t w = 0;
+  assert_int_equal(idgen__etcd_key_parse("workers/17", &dc, &hwm, &w), 0);
+  assert_true(dc == -1 && hwm == 0 && w == 17);
+  assert_int_equal(idgen__etcd_key_parse("hwm/0", &dc, &hwm, &w), 0);
+  assert_true(dc == -1 && hwm == 1 && w == 0);
+  assert_int_equal(idgen__etcd_key_parse("dc/31/workers/5", &dc, &hwm, &w), 0);
+  assert_true(dc == 31 && hwm == 0 && w == 5);
+  assert_int_equal(idgen__etcd_key_parse("dc/2/hwm/30", &dc, &hwm, &w), 0);
+  assert_true(dc == 2 && hwm == 1 && w == 30);
+  static const char *const bad[] = {"workers/",
+                                    "workers/x",
+                                    "workers/1/2",
+                                    "dc/1/workers/",
+                                    "dc//workers/1",
+                                    "dc/x/hwm/1",
+                                    "dc/1/other/1",
+                                    "seq/1",
+                                    "dc/1",
+                                    "workers/-1",
+                                    ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(idgen__etcd_key_parse(bad[i], &dc, &hwm, &w), -1);
 }
 
 int main(void) {
@@ -281,6 +355,7 @@ int main(void) {
       cmocka_unit_test(test_bodies),
       cmocka_unit_test(test_record_roundtrip),
       cmocka_unit_test(test_pick),
+      cmocka_unit_test(test_key_parse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
