@@ -5,7 +5,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include "idgen/lease.h"
+
+/* A provider is a struct whose first field is a struct idgen_lease, whose first field
+ * points at its class. Each function is the provider's side of the public call of the
+ * same name (idgen/lease.h says what each does and returns); every call is made from
+ * one thread at a time (the keeper's). On failure each leaves one line in why. */
+typedef struct idgen_lease_class {
+  const char *name;
+  int (*acquire)(idgen_lease *lease, idgen_lease_grant *out);
+  int (*keepalive)(idgen_lease *lease);
+  int (*write_hwm)(idgen_lease *lease, int64_t hwm_ms);
+  int (*release)(idgen_lease *lease, int64_t final_hwm_ms);
+  int (*holders)(idgen_lease *lease, idgen_lease_holder *out, size_t max, size_t *count);
+  void (*describe)(idgen_lease *lease, char *out, size_t outlen);
+  void (*free)(idgen_lease *lease);
+} idgen_lease_class;
+
+/* Kept out of the public header: C++ has no _Atomic, and these are the library's. */
+struct idgen_lease {
+  const idgen_lease_class *vtable;
+  char why[IDGEN_LEASE_WHY_MAX]; /* the last failure, one line */
+  /* written by the thread calling the provider, read by any */
+  _Atomic uint64_t latency_count, latency_sum_us;
+  _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
+};
+
 
 /* The record kept with a HWM (file contents, etcd values): JSON, one line. */
 typedef struct idgen__record {
