@@ -7,6 +7,7 @@
 
 #include <stdatomic.h>
 
+#include "core/core_internal.h"
 #include "idgen/lease.h"
 
 /* A provider is a struct whose first field is a struct idgen_lease, whose first field
@@ -33,7 +34,6 @@ struct idgen_lease {
   _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
 };
 
-
 /* The record kept with a HWM (file contents, etcd values): JSON, one line. */
 typedef struct idgen__record {
   int64_t hwm_ms;
@@ -47,40 +47,42 @@ typedef struct idgen__record {
 
 /* Writes the record as JSON (int64 values as strings, like etcd). Returns the length
  * or IDGEN_EBUFSIZE. */
-int idgen__record_format(const idgen__record *rec, char *out, size_t outlen);
+IDGEN__EXPORT int idgen__record_format(const idgen__record *rec, char *out, size_t outlen);
 /* Parses it back: trailing spaces, newlines and NULs are allowed; fields other than
  * hwm_ms read 0 ("" for strings, -1 for datacenter) when missing. An empty (or all-NUL)
  * input is IDGEN_EEMPTY; anything else that is not the JSON object with an hwm_ms,
  * IDGEN_EFORMAT. A record without its HWM is corrupt, never "HWM 0": reading it as 0 would
  * let a holder issue below the HWM the record once held. */
-int idgen__record_parse(const char *text, size_t len, idgen__record *out);
+IDGEN__EXPORT int idgen__record_parse(const char *text, size_t len, idgen__record *out);
 /* Fills host (gethostname or the override), pid, start_ms, datacenter and region with
  * this process's data. */
-void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms,
-                        int64_t datacenter, const char *region);
+IDGEN__EXPORT void idgen__record_self(idgen__record *rec, const char *host_override,
+                                      int64_t start_ms, int64_t datacenter,
+                                      const char *region);
 
 /* "worker IDs of namespace 'x'", "worker IDs 0-3 (--worker-id-range) of datacenter 1
  * in namespace 'x'": what a space holds, for "all N ... are taken". */
-void idgen__space_name(const idgen_lease_space *space, const char *ns, char *out,
-                       size_t outlen);
+IDGEN__EXPORT void idgen__space_name(const idgen_lease_space *space, const char *ns,
+                                     char *out, size_t outlen);
 /* The number of claimable values, hi - lo + 1. */
-uint64_t idgen__space_size(const idgen_lease_space *space);
+IDGEN__EXPORT uint64_t idgen__space_size(const idgen_lease_space *space);
 /* A worker ID's other name under a two-field layout (space->low_bits > 0): with a
  * datacenter, the whole worker ID (*dc = -1); without, its split (*dc = its high
  * field). Returns the number in that name; 0 and *dc = -2 for a one-field layout. */
-uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed, int64_t *dc);
+IDGEN__EXPORT uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed,
+                                          int64_t *dc);
 
 /* Sets lease->why, printf style; returns err so callers can `return why(...)`. */
-int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
+IDGEN__EXPORT int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Counts one request to the coordination service that took ns (idgen_lease_latency). */
-void idgen__lease_observe(idgen_lease *lease, int64_t ns);
+IDGEN__EXPORT void idgen__lease_observe(idgen_lease *lease, int64_t ns);
 
 /* 1 when a provider was inherited across fork(): it belongs to the parent, and the
  * child must neither use nor release it (see idgen/lease.h). fork_gen is the fork
  * generation recorded when it was opened. */
-int idgen__lease_forked(uint64_t fork_gen);
+IDGEN__EXPORT int idgen__lease_forked(uint64_t fork_gen);
 
 /* The default state directory: $XDG_STATE_HOME/idgen, $HOME/.local/state/idgen for a
  * user, /var/lib/idgen for root. */
@@ -125,6 +127,19 @@ int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
                            const idgen_lease_space *space, uint64_t claimed, int readonly,
                            char *err, size_t errlen);
+/* Parses "URL[,URL...]" (http:// or https://, trailing slashes dropped, blanks skipped)
+ * into eps; *n gets the count. IDGEN_EINVAL with a one-line reason in err. */
+int idgen__etcd_endpoints_parse(const char *value,
+                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
+                                int *n, char *err, size_t errlen);
+
+/* The etcd provider is in libidgen-etcd (libcurl, jansson): idgen_lease_etcd_register
+ * (idgen/etcd.h) hands idgen_lease_open its constructor; without it, kind etcd is
+ * IDGEN_ENOPROVIDER. */
+typedef int (*idgen__lease_open_fn)(idgen_lease **out, const idgen_lease_config *config,
+                                    const idgen_lease_space *space, char *err,
+                                    size_t errlen);
+IDGEN__EXPORT void idgen__lease_provide_etcd(idgen__lease_open_fn open);
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
                           const idgen_lease_space *space, char *err, size_t errlen);
 
