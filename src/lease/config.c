@@ -122,18 +122,6 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
   return 0;
 }
 
-/* A bad --etcd value: the reason into err, IDGEN_EINVAL. */
-__attribute__((format(printf, 3, 4))) static int fail_endpoints(char *err, size_t errlen,
-                                                                const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return IDGEN_EINVAL;
-}
-
 /* --etcd (here, not in libidgen-etcd: the option is parsed whether or not the provider
  * is linked) and the segment etcd backend's DSN. */
 int idgen__etcd_endpoints_parse(const char *value,
@@ -141,7 +129,7 @@ int idgen__etcd_endpoints_parse(const char *value,
                                 int *count, char *err, size_t errlen) {
   char buf[IDGEN_LEASE_PATH_MAX * 2];
   if (strlen(value) >= sizeof buf)
-    return fail_endpoints(err, errlen, "too long");
+    return fail(err, errlen, "too long");
   snprintf(buf, sizeof buf, "%s", value);
   int n = 0;
   char *save = NULL;
@@ -151,20 +139,19 @@ int idgen__etcd_endpoints_parse(const char *value,
     if (!*tok)
       continue;
     if (n == IDGEN_LEASE_ENDPOINTS_MAX)
-      return fail_endpoints(err, errlen, "more than %d endpoints",
-                            IDGEN_LEASE_ENDPOINTS_MAX);
+      return fail(err, errlen, "more than %d endpoints", IDGEN_LEASE_ENDPOINTS_MAX);
     if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
-      return fail_endpoints(err, errlen, "'%s' is not an http:// or https:// URL", tok);
+      return fail(err, errlen, "'%s' is not an http:// or https:// URL", tok);
     size_t len = strlen(tok);
     while (len && tok[len - 1] == '/')
       tok[--len] = '\0';
     if (len >= IDGEN_LEASE_PATH_MAX)
-      return fail_endpoints(err, errlen, "URL too long");
+      return fail(err, errlen, "URL too long");
     memcpy(eps[n], tok, len + 1);
     n++;
   }
   if (n == 0)
-    return fail_endpoints(err, errlen, "no endpoint given");
+    return fail(err, errlen, "no endpoint given");
   *count = n;
   return 0;
 }

@@ -590,8 +590,7 @@ static const command commands[] = {
      "Changes the selected database: only 0 here.", "O(1)"},
     {"command", -1, 0, 0, RCMD_COMMAND, cmd_command, command_commands, "server",
      "Returns detailed information about all commands.",
-     "O(N) where N is the number of "
-     "commands"},
+     "O(N) where N is the number of commands"},
     {"reset", 1, 0, CMD_NO_AUTH | CMD_FAST, RCMD_RESET, cmd_reset, NULL, "connection",
      "Resets the connection.", "O(1)"},
     {"quit", -1, 0, CMD_NO_AUTH | CMD_FAST, RCMD_QUIT, cmd_quit, NULL, "connection",
@@ -734,16 +733,19 @@ static void cmd_command_info(call *x) {
 /* COMMAND DOCS [name ...]: a map of name to docs; unknown names are left out. */
 static void cmd_command_docs(call *x) {
   const idgen__resp_cmd *c = x->c;
+  if (c->argc == 2) {
+    idgen__resp_map(&x->out, count_of(commands));
+    for (const command *cmd = commands; cmd->name; cmd++) {
+      idgen__resp_bulks(&x->out, cmd->name);
+      command_docs(x, cmd);
+    }
+    return;
+  }
   const command *found[IDGEN_RESP_MAX_ARGS];
   size_t n = 0;
-  if (c->argc == 2) {
-    for (const command *cmd = commands; cmd->name; cmd++)
-      found[n++] = cmd;
-  } else {
-    for (size_t i = 2; i < c->argc && i < IDGEN_RESP_MAX_ARGS; i++)
-      if ((found[n] = lookup(commands, c->argv[i], c->argl[i])) != NULL)
-        n++;
-  }
+  for (size_t i = 2; i < c->argc && i < IDGEN_RESP_MAX_ARGS; i++)
+    if ((found[n] = lookup(commands, c->argv[i], c->argl[i])) != NULL)
+      n++;
   idgen__resp_map(&x->out, n);
   for (size_t i = 0; i < n; i++) {
     idgen__resp_bulks(&x->out, found[i]->name);
