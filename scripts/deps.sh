@@ -8,7 +8,8 @@ build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev p
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
-      python3-prometheus-client chromium python3-redis libhiredis-dev file)
+      python3-prometheus-client chromium postgresql-server-dev-15 python3-redis
+      libhiredis-dev file)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 

@@ -71,7 +71,7 @@ cc -o "$dir/app" "$dir/app.c" $(pkg-config --cflags --libs idgen-opaque idgen) |
   fail "a program does not build with pkg-config idgen-opaque idgen"
 out=$(LD_LIBRARY_PATH=$libdir "$dir/app") || fail "the program failed"
 [[ $out =~ ^[0-9]+$ ]] || fail "the program printed '$out'"
-LD_LIBRARY_PATH=$libdir ldd "$dir/app" | grep -q "$libdir/libidgen.so" || fail "the program did not link the staged libidgen.so"
+LD_LIBRARY_PATH=$libdir ldd "$dir/app" | grep "$libdir/libidgen.so" >/dev/null || fail "the program did not link the staged libidgen.so"
 
 # The unit: paths rewritten, and verified where /opt/idgen is the staged prefix.
 unit=$p/lib/systemd/system/idgen.service
