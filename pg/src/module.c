@@ -237,6 +237,7 @@ void _PG_init(void) {
     const char *value = GetConfigOption(setting_names[i], true, false);
     given[i] = value ? pstrdup(value) : NULL;
   }
+  idgen_lease_etcd_register(); /* libidgen-etcd is linked in: idgen.lease = etcd */
   define_server_settings();
   define_session_settings();
   MarkGUCPrefixReserved("idgen");

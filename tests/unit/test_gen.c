@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 
 #define MS INT64_C(1000000)
 #define T0_MS INT64_C(1780272000000) /* 2026-06-01 */
