@@ -13,7 +13,7 @@ set -euo pipefail
 die() { echo "etcd-cluster.sh: $*" >&2; exit 1; }
 command -v etcd >/dev/null || die "etcd not found (scripts/deps.sh test installs etcd-server)"
 
-port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep . >/dev/null; }
 free_port() {
   local p
   for _ in $(seq 200); do

@@ -73,7 +73,7 @@ uid=${user%%:*}
 mapfile -t entrypoint < <(inspect '{{range .Config.Entrypoint}}{{println .}}{{end}}' | sed '/^$/d')
 [[ ${entrypoint[*]} == "/usr/local/bin/idgen serve" ]] || die "entrypoint: ${entrypoint[*]}"
 mapfile -t env < <(inspect '{{range .Config.Env}}{{println .}}{{end}}' | sed '/^$/d')
-printf '%s\n' "${env[@]}" | grep -qx 'IDGEN_HTTP=0.0.0.0:8080' || die "env: no IDGEN_HTTP=0.0.0.0:8080"
+printf '%s\n' "${env[@]}" | grep -x 'IDGEN_HTTP=0.0.0.0:8080' >/dev/null || die "env: no IDGEN_HTTP=0.0.0.0:8080"
 say "config: user $user, volume /var/lib/idgen, ports 8080 6380, entrypoint idgen serve"
 
 # 4. Its filesystem, as the container would run it (the volume fresh and writable).

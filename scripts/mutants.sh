@@ -120,7 +120,13 @@ done | xargs -0 cp --parents -t "$S"
 START_S=$SECONDS
 log() { printf '[%3ds] %s\n' $((SECONDS - START_S)) "$*" >&2; }
 failures=0
+slow_baselines="" # the background job of the slow tests' baselines, while it runs
 finish() {
+  if [[ -n $slow_baselines ]] && kill -0 "$slow_baselines" 2>/dev/null; then
+    pkill -TERM -P "$slow_baselines" # its test under timeout, which stops the test's group
+    kill "$slow_baselines" 2>/dev/null
+    wait "$slow_baselines" 2>/dev/null
+  fi
   if [[ $failures -eq 0 && $KEEP -eq 0 ]]; then rm -rf "$WORK"; else echo "mutants.sh: logs in $LOGS" >&2; fi
 }
 trap finish EXIT
@@ -165,20 +171,48 @@ if [[ ${#RUN[@]} -gt 0 ]]; then
     build "${ALL_TARGETS[@]}" || { echo "mutants.sh: the unmutated tree does not build (see $LOGS)" >&2; failures=1; exit 1; }
 fi
 
-# Every test must pass on the unmutated tree, or its failures would prove nothing.
+# Every test must pass on the unmutated tree, or its failures would prove nothing. The
+# unit tests' baselines run now. The slow ones (integration scripts, chaos scenarios)
+# run one after another in the background while the mutants that only unit tests kill
+# are tried: those rebuild test binaries only, never the binary and tools the slow tests
+# run. The mutants that need a slow test come after the slow baselines passed.
+baseline() { # killer: 0 if it passes on the unmutated tree
+  local t0=$SECONDS log="$LOGS/baseline.${1//[:\/]/_}.log"
+  if ! run_killer "$1" "$log"; then
+    echo "mutants.sh: $1 fails without any mutant (see $log)" >&2
+    return 1
+  fi
+  log "baseline: $1 passes ($((SECONDS - t0)) s)"
+}
+unit() { [[ $1 == test_* ]]; } # killer
+SLOW=() UNIT_ONLY=() NEEDS_SLOW=()
 for k in "${ALL_KILLERS[@]}"; do
   [[ ${#RUN[@]} -gt 0 ]] || break
-  t0=$SECONDS
-  if ! run_killer "$k" "$LOGS/baseline.${k//[:\/]/_}.log"; then
-    echo "mutants.sh: $k fails without any mutant (see $LOGS/baseline.${k//[:\/]/_}.log)" >&2
-    failures=1
-    exit 1
+  if unit "$k"; then
+    baseline "$k" || { failures=1; exit 1; }
+  else
+    SLOW+=("$k")
   fi
-  log "baseline: $k passes ($((SECONDS - t0)) s)"
 done
+for i in "${RUN[@]}"; do
+  slow=0
+  for k in ${KILLERS[i]}; do unit "$k" || slow=1; done
+  if [[ $slow -eq 1 ]]; then NEEDS_SLOW+=("$i"); else UNIT_ONLY+=("$i"); fi
+done
+if [[ ${#SLOW[@]} -gt 0 ]]; then
+  (for k in "${SLOW[@]}"; do baseline "$k" || exit 1; done) &
+  slow_baselines=$!
+fi
 
 # ---- each mutant --------------------------------------------------------------------
-for i in "${RUN[@]}"; do
+for i in "${UNIT_ONLY[@]}" wait-for-slow-baselines "${NEEDS_SLOW[@]}"; do
+  if [[ $i == wait-for-slow-baselines ]]; then
+    ok=0
+    [[ -z $slow_baselines ]] || wait "$slow_baselines" || ok=$?
+    slow_baselines="" # reaped: its PID is no longer ours to signal
+    [[ $ok -eq 0 ]] || { failures=1; exit 1; }
+    continue
+  fi
   t0=$SECONDS
   f=${FILE[i]}
   cp "$WORK/mutated/${ID[i]}" "$S/$f"

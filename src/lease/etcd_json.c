@@ -193,12 +193,17 @@ char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t 
   return dump(root);
 }
 
+/* The fence of every write a holder makes: worker_key still carries lease_id. */
+static json_t *carries_lease(const char *worker_key, int64_t lease_id) {
+  return json_pack("{sossssso}", "key", b64_string(worker_key, strlen(worker_key)),
+                   "target", "LEASE", "result", "EQUAL", "lease", id_string(lease_id));
+}
+
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
                                   const char *hwm_key, const char *value) {
-  return dump(json_pack("{s[{sossssso}]s[{s{soso}}]}", "compare", "key",
-                        b64_string(worker_key, strlen(worker_key)), "target", "LEASE",
-                        "result", "EQUAL", "lease", id_string(lease_id), "success",
-                        "request_put", "key", b64_string(hwm_key, strlen(hwm_key)), "value",
+  json_t *fence = carries_lease(worker_key, lease_id);
+  return dump(json_pack("{s[o]s[{s{soso}}]}", "compare", fence, "success", "request_put",
+                        "key", b64_string(hwm_key, strlen(hwm_key)), "value",
                         b64_string(value, strlen(value))));
 }
 
@@ -211,14 +216,13 @@ char *idgen__etcd_cas_body(const char *key, int64_t mod_revision, const char *va
                         b64_string(key, strlen(key))));
 }
 
-/* ---- replies ----------------------------------------------------------------------- */
-
 char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id) {
-  json_t *key = b64_string(worker_key, strlen(worker_key)); /* compared, then deleted */
-  return dump(json_pack("{s[{sOssssso}]s[{s{so}}]}", "compare", "key", key, "target",
-                        "LEASE", "result", "EQUAL", "lease", id_string(lease_id), "success",
-                        "request_delete_range", "key", key));
+  return dump(json_pack("{s[o]s[{s{so}}]}", "compare", carries_lease(worker_key, lease_id),
+                        "success", "request_delete_range", "key",
+                        b64_string(worker_key, strlen(worker_key))));
 }
+
+/* ---- replies ----------------------------------------------------------------------- */
 
 int64_t idgen__etcd_key_worker(const char *key) {
   const char *slash = strrchr(key, '/');

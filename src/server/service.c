@@ -29,6 +29,7 @@ struct idgen__svc {
   int64_t started_ms;
   _Atomic int stopping;
   _Atomic uint64_t conns[LISTENER_COUNT];
+  _Atomic uint64_t clients; /* RESP connections so far: CLIENT ID */
   size_t nshards;
   idgen__metrics *shards;
 };
@@ -132,6 +133,10 @@ idgen__generator *idgen__svc_default(idgen__svc *svc) {
 idgen__generator *const *idgen__svc_generators(idgen__svc *svc, size_t *n) {
   *n = svc->ngens;
   return svc->gens;
+}
+
+uint64_t idgen__svc_client_id(idgen__svc *svc) {
+  return atomic_fetch_add_explicit(&svc->clients, 1, memory_order_relaxed) + 1;
 }
 
 int idgen__svc_next(idgen__svc *svc, uint64_t *id) {

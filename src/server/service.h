@@ -29,6 +29,9 @@ idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i);
 /* Open connections of one listener, every thread together (held under --max-conns). */
 _Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener);
 
+/* A new RESP connection's number (CLIENT ID): 1, 2, 3, ... Thread-safe. */
+uint64_t idgen__svc_client_id(idgen__svc *svc);
+
 /* The generator named name[0..len), or NULL; the default one for the default name. */
 idgen__generator *idgen__svc_generator(idgen__svc *svc, const char *name, size_t len);
 idgen__generator *idgen__svc_default(idgen__svc *svc);

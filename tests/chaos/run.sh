@@ -107,7 +107,7 @@ trap 'exit 130' INT TERM
 # connections (thousands of them, many in TIME_WAIT) cannot be sitting on them.
 read -r EPH_LO _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || EPH_LO=32768
 PORT_LO=20000 PORT_SPAN=$((EPH_LO > 21000 ? EPH_LO - 20000 : 10000))
-port_free() { ! ss -Htan "sport = :$1" 2>/dev/null | grep -q .; }
+port_free() { ! ss -Htan "sport = :$1" 2>/dev/null | grep . >/dev/null; }
 # free_port: a free loopback port this run has not handed out before (a replica binds
 # only later, so ss alone would not see the previous pick).
 declare -A USED_PORTS
@@ -257,7 +257,7 @@ etcd_restart() {
   "$SRC/scripts/etcd-cluster.sh" restart "$ETCD_DIR" "$1"
   local url; url=$(cat "$ETCD_DIR/m$1.url")
   for _ in $(seq 100); do
-    curl -s -m 1 -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep -q '"leader"' && return 0
+    curl -s -m 1 -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep '"leader"' >/dev/null && return 0
     sleep 0.2
   done
   log "etcd member $1 not healthy after restart"
@@ -271,7 +271,7 @@ etcd_all_healthy() {
     ok=1
     for ((i = 0; i < n; i++)); do
       url=$(cat "$ETCD_DIR/m$i.url")
-      curl -s -m 1 -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep -q '"leader"' || ok=0
+      curl -s -m 1 -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep '"leader"' >/dev/null || ok=0
     done
     [[ $ok -eq 1 ]] && return 0
     sleep 0.2

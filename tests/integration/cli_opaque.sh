@@ -92,12 +92,12 @@ bad encode --key-file "$dir/key" --colour 1
 bad keygen
 bad keygen --bits 512 "$dir/k3"
 bad frobnicate
-"$idgen" opaque --help | grep -q '^usage: idgen opaque' || fail "--help"
+"$idgen" opaque --help | grep '^usage: idgen opaque' >/dev/null || fail "--help"
 ok "bad input: exit 2, one line, nothing printed"
 
 # libidgen needs no libcrypto: only libidgen-opaque does
-if readelf -d "$build/libidgen.so" | grep -q 'libcrypto'; then fail "libidgen.so needs libcrypto"; fi
-nm -u "$build/libidgen.a" 2>/dev/null | grep -qE ' (EVP|OPENSSL)_' && fail "libidgen.a calls OpenSSL"
-readelf -d "$build/libidgen-opaque.so" | grep -q 'libcrypto' || fail "libidgen-opaque.so without libcrypto"
+if readelf -d "$build/libidgen.so" | grep 'libcrypto' >/dev/null; then fail "libidgen.so needs libcrypto"; fi
+nm -u "$build/libidgen.a" 2>/dev/null | grep -E ' (EVP|OPENSSL)_' >/dev/null && fail "libidgen.a calls OpenSSL"
+readelf -d "$build/libidgen-opaque.so" | grep 'libcrypto' >/dev/null || fail "libidgen-opaque.so without libcrypto"
 ok "libidgen needs no libcrypto"
 echo "all checks passed"

@@ -24,7 +24,9 @@ p=$root$prefix
 [[ -x $p/bin/idgen ]] || fail "no bin/idgen"
 libdir=$(dirname "$(find "$p" -name libidgen.so -print -quit)")
 [[ -n $libdir && $libdir == "$p"/lib* ]] || fail "no libidgen.so under $prefix/lib"
-for f in libidgen.a libidgen-opaque.so libidgen-opaque.a pkgconfig/idgen.pc pkgconfig/idgen-opaque.pc; do
+for f in libidgen.a libidgen-opaque.so libidgen-opaque.a libidgen-etcd.so libidgen-etcd.a \
+  pkgconfig/idgen.pc pkgconfig/idgen-opaque.pc pkgconfig/idgen-etcd.pc cmake/idgen/idgenConfig.cmake \
+  cmake/idgen/idgenConfigVersion.cmake cmake/idgen/idgenTargets.cmake; do
   [[ -e $libdir/$f ]] || fail "no ${libdir#"$root"}/$f"
 done
 for h in idgen.h $(cd "$src/include" && ls idgen/*.h); do
@@ -69,7 +71,7 @@ cc -o "$dir/app" "$dir/app.c" $(pkg-config --cflags --libs idgen-opaque idgen) |
   fail "a program does not build with pkg-config idgen-opaque idgen"
 out=$(LD_LIBRARY_PATH=$libdir "$dir/app") || fail "the program failed"
 [[ $out =~ ^[0-9]+$ ]] || fail "the program printed '$out'"
-LD_LIBRARY_PATH=$libdir ldd "$dir/app" | grep -q "$libdir/libidgen.so" || fail "the program did not link the staged libidgen.so"
+LD_LIBRARY_PATH=$libdir ldd "$dir/app" | grep "$libdir/libidgen.so" >/dev/null || fail "the program did not link the staged libidgen.so"
 
 # The unit: paths rewritten, and verified where /opt/idgen is the staged prefix.
 unit=$p/lib/systemd/system/idgen.service

@@ -24,7 +24,7 @@ ok() { echo "ok - $*"; }
 now_ms() { date +%s%3N; }
 wait_healthy() { # url
   for _ in $(seq 100); do
-    curl -s -m 1 -X POST "$1/v3/maintenance/status" -d '{}' | grep -q '"leader"' && return 0
+    curl -s -m 1 -X POST "$1/v3/maintenance/status" -d '{}' | grep '"leader"' >/dev/null && return 0
     sleep 0.1
   done
   return 1

@@ -230,6 +230,20 @@ int fake_lease_wait_calls(fake_lease *f, fake_op op, uint64_t n, int64_t timeout
   return ok ? 0 : -1;
 }
 
+int fake_keeper_wait_state(idgen_keeper *keeper, idgen_keeper_state want,
+                           int64_t timeout_ms) {
+  for (int64_t waited = 0; idgen_keeper_state_get(keeper) != want; waited++) {
+    if (waited >= timeout_ms) {
+      fprintf(stderr, "keeper in state %s, not %s\n",
+              idgen_keeper_state_name(idgen_keeper_state_get(keeper)),
+              idgen_keeper_state_name(want));
+      return -1;
+    }
+    sleep_ms(1);
+  }
+  return 0;
+}
+
 int64_t fake_lease_hwm(fake_lease *f, uint64_t worker) {
   pthread_mutex_lock(&f->mu);
   int64_t v = worker < WORKERS_MAX ? f->hwm[worker] : 0;

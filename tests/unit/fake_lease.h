@@ -51,6 +51,11 @@ uint64_t fake_lease_calls(fake_lease *f, fake_op op);
  * timeout_ms passed first. */
 int fake_lease_wait_calls(fake_lease *f, fake_op op, uint64_t n, int64_t timeout_ms);
 
+/* Waits (real time) until keeper is in state want: 0, or -1 (saying on stderr which
+ * state it is in) when timeout_ms passed first. For any keeper, whatever its provider. */
+int fake_keeper_wait_state(idgen_keeper *keeper, idgen_keeper_state want,
+                           int64_t timeout_ms);
+
 /* The HWM the store holds for worker now: what the next holder would read. */
 int64_t fake_lease_hwm(fake_lease *f, uint64_t worker);
 /* The highest HWM ever stored for worker. */

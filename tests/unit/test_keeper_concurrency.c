@@ -125,13 +125,7 @@ static void rig_free(rig *r) {
 }
 
 static void wait_state(rig *r, idgen_keeper_state want) {
-  for (int waited = 0; idgen_keeper_state_get(r->keeper) != want; waited += 2) {
-    if (waited > WAIT_MS)
-      fail_msg("keeper in state %s, not %s",
-               idgen_keeper_state_name(idgen_keeper_state_get(r->keeper)),
-               idgen_keeper_state_name(want));
-    sleep_ms(2);
-  }
+  assert_int_equal(fake_keeper_wait_state(r->keeper, want, WAIT_MS), 0);
 }
 
 #define REFUSES 1 /* wait_gen: any refusal */
@@ -246,16 +240,20 @@ static void test_fenced_write_refused(void **state) {
 
 /* ---- idgen_keeper_stop in each state ------------------------------------------- */
 
-typedef struct stopper {
-  pthread_t thread;
-  idgen_keeper *keeper;
-  int rc;
-} stopper;
+/* idgen_keeper_stop joins the keeper's thread after it set its stop flag and disarmed
+ * the generator: the moment to let a blocked provider call return, so that the step
+ * under way ends after stop began, whatever the scheduler does. Every pthread_join of
+ * this program comes here (linked with -Wl,--wrap=pthread_join); the hook runs once. */
+static fake_lease *_Atomic unblock_at_join;
 
-static void *call_stop(void *arg) {
-  stopper *st = arg;
-  st->rc = idgen_keeper_stop(st->keeper);
-  return NULL;
+int __real_pthread_join(pthread_t thread, void **ret);
+int __wrap_pthread_join(pthread_t thread, void **ret);
+
+int __wrap_pthread_join(pthread_t thread, void **ret) {
+  fake_lease *f = atomic_exchange(&unblock_at_join, NULL);
+  if (f)
+    fake_lease_unblock(f);
+  return __real_pthread_join(thread, ret);
 }
 
 /* Makes the next call of op block (FAKE_BLOCK); returns the count it will have when
@@ -322,16 +320,13 @@ static void assert_stopped(rig *r) {
   assert_int_equal(next_holder_duplicates(r, 1), 0);
 }
 
-/* The call now in flight is blocked (FAKE_BLOCK): stop the keeper from another thread,
- * let the call return while stop waits for the keeper thread, wait for stop to return;
- * then check what must hold (assert_stopped) and free the rig. */
+/* The call now in flight is blocked (FAKE_BLOCK): stop the keeper, the call returning
+ * once stop waits for the keeper's thread; then check what must hold (assert_stopped)
+ * and free the rig. */
 static void check_stop_during_blocked_call(rig *r) {
-  stopper st = {.keeper = r->keeper};
-  assert_int_equal(pthread_create(&st.thread, NULL, call_stop, &st), 0);
-  sleep_ms(100); /* stop has disarmed the generator and waits for the thread */
-  fake_lease_unblock(r->fake);
-  pthread_join(st.thread, NULL);
-  assert_int_equal(st.rc, 0);
+  atomic_store(&unblock_at_join, r->fake);
+  assert_int_equal(idgen_keeper_stop(r->keeper), 0);
+  assert_null(atomic_load(&unblock_at_join)); /* the call did return during the join */
   assert_stopped(r);
   rig_free(r);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 #include "idgen/lease.h"
 #include "lease/lease_internal.h"
 
@@ -484,6 +485,31 @@ static void test_replaced_worker_file_without_claim(void **state) {
   idgen_lease_free(a);
 }
 
+/* worker-0 replaced while held, as an editor's save or a restore from a backup would:
+ * renamed over (the held inode loses its last link), or moved aside and a new file put
+ * in its place (the held inode keeps a link, under another name). Either way the path
+ * names an inode nobody has locked. The holder must notice at its next HWM write and
+ * give the ID up. */
+static void test_replaced_worker_file(void **state) {
+  (void)state;
+  char path[300], tmp[300], aside[300];
+  snprintf(path, sizeof path, "%s/s/worker-0", dir);
+  snprintf(tmp, sizeof tmp, "%s/s/worker-0.tmp", dir);
+  snprintf(aside, sizeof aside, "%s/s/worker-0.old", dir);
+  for (int moved_aside = 0; moved_aside <= 1; moved_aside++) {
+    int64_t cap;
+    idgen_lease *a = hold_worker0(&cap);
+    write_lit("s/worker-0.tmp", "{\"hwm_ms\":\"5\"}");
+    if (moved_aside)
+      assert_int_equal(rename(path, aside), 0);
+    assert_int_equal(rename(tmp, path), 0);
+    assert_int_equal(idgen_lease_write_hwm(a, cap + 1000), IDGEN_ELEASE);
+    assert_non_null(strstr(idgen_lease_why(a), "removed or replaced"));
+    assert_int_equal(idgen_lease_keepalive(a), IDGEN_ELEASE);
+    idgen_lease_free(a);
+  }
+}
+
 static void test_static_and_k8s(void **state) {
   (void)state;
   idgen_lease *s = open_kind(IDGEN_LEASE_STATIC, 1023);
@@ -703,6 +729,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_removed_worker_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_replaced_worker_file_without_claim, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(test_replaced_worker_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_static_and_k8s, setup, teardown),
       cmocka_unit_test_setup_teardown(test_datacenter_file, setup, teardown),
       cmocka_unit_test_setup_teardown(test_datacenter_other_name, setup, teardown),

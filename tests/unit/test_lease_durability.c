@@ -1,7 +1,9 @@
 /* test_lease_durability.c: a file provider's HWM write reaches the disk before it
  * returns (one fdatasync per write, counted by wrapping fdatasync at link time with
  * -Wl,--wrap=fdatasync), and every way the write can fail (a failed sync, a refused or
- * short write under RLIMIT_FSIZE) comes back as an error, never as a success. */
+ * short write under RLIMIT_FSIZE) comes back as an error, never as a success. A new
+ * worker file's directory entry is synced too (-Wl,--wrap=fsync), after its first
+ * record, and what was synced is what the next holder starts from. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -53,11 +55,41 @@ int __wrap_fdatasync(int fd) {
   return __real_fdatasync(fd);
 }
 
+/* The state directory: its fsync calls, and the HWM that worker-0 held at the first
+ * (-1: none, or not a whole record). */
+static struct {
+  dev_t dev;
+  ino_t ino;
+  int calls;
+  int64_t worker0_hwm;
+} dir_watch;
+
 static char dir[256];
+
+int __real_fsync(int fd);
+int __wrap_fsync(int fd);
+
+int __wrap_fsync(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dir_watch.dev &&
+      st.st_ino == dir_watch.ino && dir_watch.calls++ == 0) {
+    char path[300];
+    snprintf(path, sizeof path, "%s/worker-0", dir);
+    idgen__record rec;
+    dir_watch.worker0_hwm = idgen__hwm_file_peek(path, &rec) == 0 ? rec.hwm_ms : -1;
+  }
+  return __real_fsync(fd);
+}
+
+/* Worker IDs are claimed host-wide per namespace: one of this test's own, or another
+ * process on the host holding worker 0 of the default namespace would move us off it. */
+static char ns[64];
 
 static int setup(void **state) {
   (void)state;
   memset(&watch, 0, sizeof watch);
+  memset(&dir_watch, 0, sizeof dir_watch);
+  snprintf(ns, sizeof ns, "test-durability-%ld", (long)getpid());
   snprintf(dir, sizeof dir, "/tmp/idgen-test-durability-XXXXXX");
   return mkdtemp(dir) ? 0 : -1;
 }
@@ -69,25 +101,27 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-/* A file lease holding worker 0, whose file is watched. Worker IDs are claimed host-wide
- * per namespace: one of this test's own, or any server on the host holding worker 0 of
- * "default" would push it to worker 1. */
-static idgen_lease *hold_worker_0(void) {
+/* A file lease in dir that has won worker 0, as *g says. */
+static idgen_lease *acquire_worker_0(idgen_lease_grant *g) {
   idgen_lease_config c;
   idgen_lease_config_init(&c);
   c.kind = IDGEN_LEASE_FILE;
   snprintf(c.state_dir, sizeof c.state_dir, "%s", dir);
-  /* Worker IDs are claimed host-wide per namespace: one of its own keeps worker 0 free
-   * of the other tests and servers on this machine. */
-  snprintf(c.ns, sizeof c.ns, "durability-%ld", (long)getpid());
+  snprintf(c.ns, sizeof c.ns, "%s", ns);
   idgen_lease *l = NULL;
   char err[256];
   idgen_layout snowflake;
   idgen_layout_preset("snowflake", &snowflake);
   assert_int_equal(idgen_lease_open(&l, &c, &snowflake, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_acquire(l, g), 0);
+  assert_int_equal(g->worker, 0);
+  return l;
+}
+
+/* A file lease holding worker 0, whose file is watched. */
+static idgen_lease *hold_worker_0(void) {
   idgen_lease_grant g;
-  assert_int_equal(idgen_lease_acquire(l, &g), 0);
-  assert_int_equal(g.worker, 0);
+  idgen_lease *l = acquire_worker_0(&g);
   char path[300];
   snprintf(path, sizeof path, "%s/worker-0", dir);
   struct stat st;
@@ -111,6 +145,29 @@ static void test_each_hwm_write_is_synced(void **state) {
   assert_int_equal(idgen_lease_release(l, T0_MS + 1500), 0);
   assert_int_equal(watch.calls, 4);
   assert_true(watch.hwm_at_sync == T0_MS + 1500);
+  idgen_lease_free(l);
+  /* what was synced is what the next holder starts from */
+  idgen_lease_grant g;
+  idgen_lease *next = acquire_worker_0(&g);
+  assert_true(g.hwm_ms == T0_MS + 1500);
+  idgen_lease_free(next);
+}
+
+/* A worker file this process creates has no history: its first record (the wait its
+ * holder must sit out) is synced, then the directory entry that names the file, both
+ * before the ID is granted. A crash during the wait leaves both for the next holder. */
+static void test_new_worker_file_and_its_directory_synced(void **state) {
+  (void)state;
+  struct stat st;
+  assert_int_equal(stat(dir, &st), 0);
+  dir_watch.dev = st.st_dev;
+  dir_watch.ino = st.st_ino;
+  int64_t before_ms = idgen_wall_ns() / 1000000;
+  idgen_lease_grant g;
+  idgen_lease *l = acquire_worker_0(&g);
+  assert_true(g.hwm_ms > before_ms); /* the wait */
+  assert_int_equal(dir_watch.calls, 1);
+  assert_true(dir_watch.worker0_hwm == g.hwm_ms); /* the record came first */
   idgen_lease_free(l);
 }
 
@@ -163,6 +220,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_each_hwm_write_is_synced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_failed_sync_is_an_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused_write_is_an_error, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_worker_file_and_its_directory_synced, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
