@@ -139,31 +139,12 @@ uint64_t idgen__svc_client_id(idgen__svc *svc) {
   return atomic_fetch_add_explicit(&svc->clients, 1, memory_order_relaxed) + 1;
 }
 
-int idgen__svc_next(idgen__svc *svc, uint64_t *id) {
-  int64_t got = idgen__svc_next_batch(svc, id, 1);
-  return got < 0 ? (int)got : 0;
-}
-
-int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n) {
-  idgen__generator *g = svc->gens[0];
-  return g->vtable->next_batch ? g->vtable->next_batch(g, ids, n) : IDGEN_EINVAL;
-}
-
 const idgen_layout *idgen__svc_layout(const idgen__svc *svc) {
   return svc->gens[0]->layout;
 }
 
-const idgen_opaque *idgen__svc_opaque(const idgen__svc *svc) {
-  return svc->gens[0]->opaque;
-}
-
 idgen__generator *idgen__svc_builtin(idgen__svc *svc, idgen__kind kind) {
   return kind >= KIND_UUID7 && kind <= KIND_ULID ? svc->builtin[kind] : NULL;
-}
-
-int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outlen) {
-  idgen__generator *g = idgen__svc_builtin(svc, kind);
-  return g ? g->vtable->next_text(g, out, outlen) : IDGEN_EINVAL;
 }
 
 int idgen__svc_ready(idgen__svc *svc, char *reason, size_t reasonlen) {

@@ -38,21 +38,11 @@ idgen__generator *idgen__svc_default(idgen__svc *svc);
 /* Every generator, the default first. */
 idgen__generator *const *idgen__svc_generators(idgen__svc *svc, size_t *n);
 
-/* IDs of the default generator when it is numeric: as idgen_gen_next_batch
- * (IDGEN_EINVAL for a text one). Thread-safe. */
-int idgen__svc_next(idgen__svc *svc, uint64_t *id);
-int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n);
-/* The default generator's layout (NULL if it is not a snowflake one) and opaque
- * permutation (NULL without a key). */
+/* The default generator's layout; NULL if it is not a snowflake one. */
 const idgen_layout *idgen__svc_layout(const idgen__svc *svc);
-const idgen_opaque *idgen__svc_opaque(const idgen__svc *svc);
 /* The generator behind the built-in /v1/uuid7, /v1/uuid4, /v1/ulid (kind KIND_UUID7,
  * KIND_UUID4 or KIND_ULID; NULL for another kind). */
 idgen__generator *idgen__svc_builtin(idgen__svc *svc, idgen__kind kind);
-/* One ID of the built-in /v1/uuid7, /v1/uuid4, /v1/ulid (UUID7, UUID4, ULID) into out
- * (NUL-terminated): 36-char UUID or 26-char ULID text. Returns the length or a
- * negative error; IDGEN_EINVAL for another kind. */
-int idgen__svc_text_id(idgen__svc *svc, idgen__kind kind, char *out, size_t outlen);
 
 /* 1 if the service should get traffic: not stopping and its default generator ready;
  * else 0 with the reason (one line). Named generators do not count (see

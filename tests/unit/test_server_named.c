@@ -1,8 +1,9 @@
 /* test_server_named.c: a service with named generators from a config file (snowflake,
- * segment on the file backend, uuid7, ulid) through the HTTP routes: ?name= picks one,
- * an unknown name is 404, forms that do not fit a kind are 400, a segment generator
- * whose backend goes away serves its buffer, then 503 backend_unavailable, then numbers
- * again; /readyz, /v1/info and /metrics cover every generator. */
+ * segment on the file backend, uuid7, ulid) through the HTTP routes and RESP: ?name=
+ * and ID/IDS NAME pick one, the old RESP forms keep their meaning, an unknown name is
+ * 404 or -ERR, forms that do not fit a kind are refused, a segment generator whose
+ * backend goes away serves its buffer, then 503 backend_unavailable, then numbers
+ * again; /readyz, /v1/info, INFO and /metrics cover every generator. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "server/resp.h"
 #include "server_fixture.h"
 
 static const char config[] = "generators:\n"
@@ -178,6 +180,70 @@ static void test_backend_outage(void **state) {
   assert_true(n[0] > last);
 }
 
+/* Inline RESP commands, one per line, on a fresh authenticated session: the replies. */
+static const char *resp(const char *in) {
+  static idgen__buf out;
+  idgen__buf_reset(&out);
+  idgen__resp_session sess;
+  idgen__resp_session_init(&sess, &fixture_t);
+  sess.authed = 1;
+  int close = 0;
+  idgen__resp_feed(&sess, in, strlen(in), &out, &close);
+  idgen__buf_addc(&out, 0);
+  return out.data;
+}
+
+/* The grammar: ID [name] [form], IDS [name] count [form]; a count is all digits and a
+ * form a format's name, which names never are, so the old forms mean what they did. */
+static void test_resp_grammar(void **state) {
+  (void)state;
+  wait_ready("orders");
+  wait_ready("events");
+  char want[128];
+  /* ID orders, then IDS orders 3 hex: consecutive numbers. */
+  const char *r = resp("ID orders\r\n");
+  assert_int_equal(r[0], '$');
+  uint64_t n = strtoull(strchr(r, '\n') + 1, NULL, 10);
+  snprintf(want, sizeof want,
+           "*3\r\n$16\r\n%016llx\r\n$16\r\n%016llx\r\n$16\r\n%016llx\r\n",
+           (unsigned long long)n + 1, (unsigned long long)n + 2, (unsigned long long)n + 3);
+  assert_string_equal(resp("IDS orders 3 hex\r\n"), want);
+  snprintf(want, sizeof want, "$16\r\n%016llx\r\n", (unsigned long long)n + 4);
+  assert_string_equal(resp("ID orders hex\r\n"), want);
+  /* The old forms: a form alone is the default's form, a count alone its count. */
+  assert_true(strlen(resp("ID hex\r\n")) == strlen("$16\r\n0123456789abcdef\r\n"));
+  r = resp("IDS 2 base62\r\n");
+  assert_int_equal(strncmp(r, "*2\r\n$11\r\n", 9), 0);
+  r = resp("ID\r\n");
+  assert_true(strtoull(strchr(r, '\n') + 1, NULL, 10) > UINT64_C(1) << 40);
+  assert_non_null(strstr(resp("ID default friendly\r\n"), "-3-"));
+  /* Text kinds. */
+  r = resp("IDS sessions 2\r\n");
+  assert_int_equal(strncmp(r, "*2\r\n$26\r\n", 9), 0);
+  assert_int_equal(strncmp(resp("ID tokens\r\n"), "$36\r\n", 5), 0);
+  /* Errors, each one line; the connection stays usable. */
+  assert_string_equal(resp("ID nope\r\n"),
+                      "-ERR unknown generator 'nope' (INFO lists them); not a format "
+                      "either: " IDGEN__ID_FORMS "\r\n");
+  assert_string_equal(resp("IDS nope 2\r\n"),
+                      "-ERR unknown generator 'nope' (INFO lists them)\r\n");
+  assert_string_equal(resp("IDS orders\r\n"),
+                      "-ERR wrong number of arguments for 'ids' command\r\n");
+  assert_string_equal(resp("ID orders hex x\r\n"),
+                      "-ERR wrong number of arguments for 'id' command\r\n");
+  assert_string_equal(resp("IDS orders 0\r\n"), "-ERR count must be from 1 to 4096\r\n");
+  assert_non_null(strstr(resp("ID tokens hex\r\n"), "-ERR 'tokens' is a uuid7 generator"));
+  assert_non_null(
+      strstr(resp("ID orders friendly\r\n"), "-ERR friendly needs a snowflake"));
+  assert_non_null(strstr(resp("ID orders opaque-hex\r\n"), "has no opaque_key_file"));
+  /* INFO: a line per generator. */
+  r = resp("INFO\r\n");
+  assert_non_null(strstr(r, "# Generators\r\n"));
+  assert_non_null(strstr(r, "gen_orders:kind=segment,ready=1,"));
+  assert_non_null(strstr(r, "gen_events:kind=snowflake,ready=1,"));
+  assert_non_null(strstr(r, "gen_tokens:kind=uuid7,ready=1,"));
+}
+
 static void test_info_and_metrics(void **state) {
   (void)state;
   assert_int_equal(get("/v1/info"), 200);
@@ -216,9 +282,8 @@ static void test_info_and_metrics(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_by_name),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_backend_outage),
+      cmocka_unit_test(test_by_name),          cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_backend_outage),   cmocka_unit_test(test_resp_grammar),
       cmocka_unit_test(test_info_and_metrics),
   };
   return cmocka_run_group_tests(tests, setup, fixture_down);
