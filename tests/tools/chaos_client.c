@@ -5,7 +5,8 @@
  *   <unix ms> <replica> ERR <kind>
  * With --name it asks a named generator (?name=N, ID N, IDS N count): a segment one's
  * numbers are checked with `idgen check --integers`, per replica and name.
- * Plain sockets with poll() deadlines, so a paused or dead replica costs one timeout and
+ * The history is flushed every 100 ms, so it can be read while it grows. Plain sockets
+ * with poll() deadlines, so a paused or dead replica costs one timeout and
  * a late answer can never be read as the answer to a later request (the connection is
  * closed after any failure).
  * Usage: chaos_client (--http | --resp) HOST:PORT --replica NAME --out FILE [options] */
@@ -486,7 +487,7 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
 
-  int64_t start = mono_ms();
+  int64_t start = mono_ms(), flushed = start;
   uint64_t total = 0, errors = 0, requests = 0;
   char prefix[96];
   while (!stop_flag && total < max_ids &&
@@ -527,6 +528,11 @@ int main(int argc, char **argv) {
       fprintf(out, "%lld %s ERR %s\n", (long long)now, c.replica, c.kind);
       errors++;
       sleep_ms(error_sleep_ms);
+    }
+    /* Whole lines, at least every 100 ms, for a test that watches the history grow. */
+    if (mono_ms() - flushed >= 100) {
+      fflush(out);
+      flushed = mono_ms();
     }
   }
   if (c.fd >= 0)
