@@ -5,6 +5,7 @@
 # `idgen check --integers` judges it. The caller sets B (backend) and DSN, defines
 # backend_stop and backend_start, and stop_backend (run at exit).
 source "$(dirname "${BASH_SOURCE[0]}")/server_common.bash"
+source "$(dirname "${BASH_SOURCE[0]}")/history_common.bash"
 CLIENT=$BUILD_DIR/chaos_client
 [[ -x $CLIENT ]] || { echo "FAIL: $CLIENT not built" >&2; exit 1; }
 chmod 755 "$WORK" # PostgreSQL runs as its own user
@@ -63,18 +64,6 @@ client() {
   CLIENT_PIDS+=("$CLIENT_PID")
 }
 
-# wait_lines FILE N [PATTERN]: until FILE has N lines matching PATTERN (60 s at most).
-wait_lines() {
-  local n=0
-  for _ in $(seq 600); do
-    n=$(grep -c -- "${3:-.}" "$1" 2>/dev/null || true)
-    [[ ${n:-0} -ge $2 ]] && return 0
-    sleep 0.1
-  done
-  fail "$1: $n lines matching '${3:-.}' after 60 s, want $2"
-  return 1
-}
-numbers_of() { awk '$3 != "ERR" { print $3 }' "$@"; }
 check_histories() { # LABEL...: idgen check --integers over their histories
   local files=() l
   for l in "$@"; do files+=("$WORK/$l.hist"); done
@@ -127,8 +116,8 @@ scenario_kill9() {
   wait "$CLIENT_PID" || fail "the client of the restarted server failed"
   check_histories k1 k2
   local last first
-  last=$(numbers_of "$WORK/k1.hist" | sort -n | tail -1)
-  first=$(numbers_of "$WORK/k2.hist" | sort -n | head -1)
+  last=$(max_of "$WORK/k1.hist")
+  first=$(min_of "$WORK/k2.hist")
   if [[ $above == yes && $first -le $last ]]; then
     fail "after kill -9: the restarted server starts at $first, the killed one reached $last"
   fi
