@@ -144,10 +144,6 @@ static uint64_t sf_issued(idgen__generator *g) {
   return st.issued;
 }
 
-static void add_time(idgen__buf *out, int64_t ms) {
-  idgen__gen_add_time(out, ms);
-}
-
 /* "datacenter":N|null,"region":"..","worker_range":{"field":..,"lo":..,"hi":..} */
 static void add_space_json(snowflake *s, idgen__buf *out) {
   const idgen_lease_space *sp = &s->space;
@@ -174,14 +170,14 @@ static void sf_info_json(idgen__generator *g, idgen__buf *out) {
   idgen__buf_adds(out, ",\"spec\":");
   idgen__buf_add_json_str(out, spec, strlen(spec));
   idgen__buf_adds(out, ",\"epoch\":");
-  add_time(out, s->layout.epoch_ms);
+  idgen__gen_add_time(out, s->layout.epoch_ms);
   idgen__buf_addf(out,
                   ",\"epoch_ms\":%" PRId64
                   ",\"unit_ms\":%u,\"time_bits\":%u,\"node_bits\":%u,"
                   "\"seq_bits\":%u,\"end\":",
                   s->layout.epoch_ms, s->layout.unit_ms, s->layout.time_bits,
                   s->layout.node_bits, s->layout.seq_bits);
-  add_time(out, idgen_layout_end_ms(&s->layout));
+  idgen__gen_add_time(out, idgen_layout_end_ms(&s->layout));
   idgen_keeper_stats ks;
   idgen_keeper_stats_get(s->keeper, &ks);
   idgen__buf_addf(out, "},\"worker_id\":%lld", (long long)ks.worker);
@@ -194,20 +190,20 @@ static void sf_info_json(idgen__generator *g, idgen__buf *out) {
                   ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
                   ",\"losses\":%" PRIu64 ",\"floor\":",
                   idgen_keeper_state_name(ks.state), ks.renewals, ks.lease_lost);
-  add_time(out, ks.floor_ms);
+  idgen__gen_add_time(out, ks.floor_ms);
   idgen__buf_adds(out, ",\"deadline\":");
   if (st.deadline_ns == IDGEN_NO_DEADLINE)
     idgen__buf_adds(out, "null");
   else
-    add_time(out, st.deadline_ns / 1000000);
+    idgen__gen_add_time(out, st.deadline_ns / 1000000);
   idgen__buf_adds(out, ",\"cap\":");
-  add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
+  idgen__gen_add_time(out, st.cap_ms == IDGEN_NO_CAP ? 0 : st.cap_ms);
   char lease_error[256];
   idgen_keeper_last_error(s->keeper, lease_error, sizeof lease_error);
   idgen__buf_adds(out, ",\"last_error\":");
   idgen__buf_add_json_str(out, lease_error, strlen(lease_error));
   idgen__buf_adds(out, "},\"hwm\":");
-  add_time(out, ks.hwm_ms);
+  idgen__gen_add_time(out, ks.hwm_ms);
   idgen__buf_addf(
       out,
       ",\"hwm_ms\":%" PRId64 ",\"hwm_ahead_ms\":%" PRId64 ",\"last_ms\":%" PRId64

@@ -25,8 +25,12 @@ static void text_close(idgen__generator *g) {
   free(t);
 }
 
-static int text_open(idgen__generator **out, const idgen__gen_class *class,
+/* One of the three classes, by the spec's kind. */
+static int text_open(idgen__generator **out, const idgen__gen_spec *spec,
                      const idgen__gen_env *env, char *err, size_t errlen) {
+  const idgen__gen_class *class = spec->kind == KIND_UUID7   ? &idgen__gen_uuid7_class
+                                  : spec->kind == KIND_UUID4 ? &idgen__gen_uuid4_class
+                                                             : &idgen__gen_ulid_class;
   text_gen *t = calloc(1, sizeof *t);
   if (!t) {
     snprintf(err, errlen, "out of memory");
@@ -49,22 +53,6 @@ static int text_open(idgen__generator **out, const idgen__gen_class *class,
   }
   *out = &t->base;
   return 0;
-}
-
-static int uuid7_open(idgen__generator **out, const idgen__gen_spec *spec,
-                      const idgen__gen_env *env, char *err, size_t errlen) {
-  (void)spec;
-  return text_open(out, &idgen__gen_uuid7_class, env, err, errlen);
-}
-static int uuid4_open(idgen__generator **out, const idgen__gen_spec *spec,
-                      const idgen__gen_env *env, char *err, size_t errlen) {
-  (void)spec;
-  return text_open(out, &idgen__gen_uuid4_class, env, err, errlen);
-}
-static int ulid_open(idgen__generator **out, const idgen__gen_spec *spec,
-                     const idgen__gen_env *env, char *err, size_t errlen) {
-  (void)spec;
-  return text_open(out, &idgen__gen_ulid_class, env, err, errlen);
 }
 
 static int counted(text_gen *t, int rc) {
@@ -98,23 +86,18 @@ static uint64_t text_issued(idgen__generator *g) {
   return atomic_load_explicit(&of(g)->issued, memory_order_relaxed);
 }
 
-static void text_info_json(idgen__generator *g, idgen__buf *out) {
+/* info_json, info_text, info_line: a text kind has no fields beyond the common ones. */
+static void no_fields(idgen__generator *g, idgen__buf *out) {
   (void)g, (void)out;
 }
 
-static void text_info_text(idgen__generator *g, idgen__buf *out) {
-  (void)g, (void)out;
-}
-
-#define TEXT_CLASS(KIND, OPEN, NEXT)                                                       \
+#define TEXT_CLASS(KIND, NEXT)                                                             \
   {                                                                                        \
-    .kind = KIND, .open = OPEN, .next_text = NEXT, .ready = text_ready,                    \
-    .issued = text_issued, .info_json = text_info_json, .info_text = text_info_text,       \
-    .info_line = text_info_text, .close = text_close                                       \
+    .kind = KIND, .open = text_open, .next_text = NEXT, .ready = text_ready,               \
+    .issued = text_issued, .info_json = no_fields, .info_text = no_fields,                 \
+    .info_line = no_fields, .close = text_close                                            \
   }
 
-const idgen__gen_class idgen__gen_uuid7_class =
-    TEXT_CLASS(KIND_UUID7, uuid7_open, uuid7_next);
-const idgen__gen_class idgen__gen_uuid4_class =
-    TEXT_CLASS(KIND_UUID4, uuid4_open, uuid4_next);
-const idgen__gen_class idgen__gen_ulid_class = TEXT_CLASS(KIND_ULID, ulid_open, ulid_next);
+const idgen__gen_class idgen__gen_uuid7_class = TEXT_CLASS(KIND_UUID7, uuid7_next);
+const idgen__gen_class idgen__gen_uuid4_class = TEXT_CLASS(KIND_UUID4, uuid4_next);
+const idgen__gen_class idgen__gen_ulid_class = TEXT_CLASS(KIND_ULID, ulid_next);
