@@ -124,8 +124,10 @@ static int count_arg(call *x, size_t i, uint64_t *n) {
 }
 
 /* ID [name] [form], IDS [name] count [form]: the generator argument i names, or the
- * default one when argument i is absent or, as the grammar had it before names, a form
- * (ID) or a count (IDS): a name is never all digits nor a format's name
+ * default one where the grammar before names had something else there (an argument
+ * that is all digits, names never are; ID: a format's name, names never are; IDS: a
+ * lone argument, its count as before, unless it names a generator whose count is
+ * missing), so that old commands, wrong ones included, answer as they did
  * (docs/generators.md). *next gets the index after the name, if any. NULL, with the
  * error reply written, for an unknown name. */
 static idgen__generator *generator_arg(call *x, size_t i, int counted, size_t *next) {
@@ -134,11 +136,13 @@ static idgen__generator *generator_arg(call *x, size_t i, int counted, size_t *n
   if (i >= x->c->argc)
     return idgen__svc_default(svc);
   const char *a = x->c->argv[i];
-  size_t l = x->c->argl[i], digits = strspn(a, "0123456789");
+  size_t l = x->c->argl[i];
   idgen__id_form form;
-  if (counted ? l > 0 && digits >= l : idgen__id_form_parse(a, l, &form) == 0)
+  if (strspn(a, "0123456789") >= l || (!counted && idgen__id_form_parse(a, l, &form) == 0))
     return idgen__svc_default(svc);
   idgen__generator *g = idgen__svc_generator(svc, a, l);
+  if (!g && counted && i + 1 == x->c->argc)
+    return idgen__svc_default(svc);
   if (!g) {
     idgen__resp_errorf(&x->out, "ERR unknown generator '%.*s' (INFO lists them)%s",
                        (int)(l > 64 ? 64 : l), a,

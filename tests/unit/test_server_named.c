@@ -232,6 +232,13 @@ static void test_resp_grammar(void **state) {
   assert_string_equal(resp("ID orders hex x\r\n"),
                       "-ERR wrong number of arguments for 'id' command\r\n");
   assert_string_equal(resp("IDS orders 0\r\n"), "-ERR count must be from 1 to 4096\r\n");
+  /* What the grammar before names refused, it refuses as it did: a lone IDS argument
+   * that names no generator is a bad count, an all-digit ID argument a bad form. */
+  assert_string_equal(resp("IDS abc\r\n"),
+                      "-ERR value is not an integer or out of range\r\n");
+  assert_string_equal(resp("IDS -1\r\n"),
+                      "-ERR value is not an integer or out of range\r\n");
+  assert_non_null(strstr(resp("ID 1\r\n"), "-ERR unknown format, want one of decimal, "));
   assert_non_null(strstr(resp("ID tokens hex\r\n"), "-ERR 'tokens' is a uuid7 generator"));
   assert_non_null(
       strstr(resp("ID orders friendly\r\n"), "-ERR friendly needs a snowflake"));
