@@ -137,9 +137,12 @@ scenario_outage() {
   client o-resp resp "$RESP_PORT" --batch 10 --pause-ms 4
   local cr=$CLIENT_PID
   wait_lines "$WORK/o-http.hist" 3000 || return
-  backend_stop
+  # From the moment the stop begins: a stopping backend refuses at once (PostgreSQL's
+  # fast shutdown ends its sessions first), but its stop returns only after its
+  # checkpoint, ~2 s here, when a buffer of two 4000-number blocks is long spent.
   local stopped
   stopped=$(now_ms)
+  backend_stop
   wait_lines "$WORK/o-http.hist" 1 ' ERR backend_unavailable' || return
   wait_lines "$WORK/o-resp.hist" 1 ' ERR backend_unavailable' || return
   local served
