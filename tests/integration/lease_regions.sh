@@ -125,10 +125,9 @@ fi
 # West's configuration pointed at east's etcd: a live holder of datacenter 1 there names
 # region east, so a "west" replica on datacenter 1 is refused.
 if part claims; then
-  rc=0
   # shellcheck disable=SC2046
-  timeout 20 "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$WORK/x" \
-    $(region_args 1) --region west --datacenter 1 2>"$WORK/mistake.log" || rc=$?
+  rc=$(serve_refused "$WORK/mistake.log" --state-dir "$WORK/x" $(region_args 1) --region west \
+    --datacenter 1)
   check "a second region on datacenter 1 exits 1" 1 "$rc"
   check_match "... naming the other region" "has a live holder in region 'east'.*this is region 'west'" \
     "$(grep ' error start ' "$WORK/mistake.log")"
@@ -175,15 +174,14 @@ fi
 # ---- 4. --worker-id-range 0-3: the fifth of five replicas is refused (part range) -----
 range_test() { # provider args...
   local what=$1; shift
-  local i rc=0 ws=""
+  local i rc ws=""
   for i in 1 2 3 4; do
     start_server "$what$i" "$@" --worker-id-range 0-3 || return
     ws+="$(curl -s "http://$HTTP/v1/info" | jq .worker_id) "
     PIDS[$i]=$SERVER_PID
   done
   check "$what: four replicas hold 0-3" "0 1 2 3" "$(tr ' ' '\n' <<<"$ws" | sort -n | xargs)"
-  timeout 20 "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 "$@" \
-    --worker-id-range 0-3 2>"$WORK/$what.fifth.log" || rc=$?
+  rc=$(serve_refused "$WORK/$what.fifth.log" "$@" --worker-id-range 0-3)
   check "$what: the fifth exits 1" 1 "$rc"
   check_match "$what: ... naming the range" "all 4 worker IDs 0-3 \(--worker-id-range\) of namespace '[^']*' are taken" \
     "$(grep ' error start ' "$WORK/$what.fifth.log")"
