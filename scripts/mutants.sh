@@ -55,7 +55,9 @@ while IFS= read -r line || [[ -n $line ]]; do
         file) # compiled: the tests run the binaries built from it, never the file itself
           [[ $value == *.[ch] ]] || bad_list "$lineno" "a mutant's file is C source or a header, not '$value'"
           FILE[n]=$value ;;
-        find) FIND["$n,${NPAIRS[n]}"]=$value; NPAIRS[n]=$((NPAIRS[n] + 1)) ;;
+        find)
+          [[ -n $value ]] || bad_list "$lineno" "'find' needs text"
+          FIND["$n,${NPAIRS[n]}"]=$value; NPAIRS[n]=$((NPAIRS[n] + 1)) ;;
         replace)
           [[ ${NPAIRS[n]} -gt 0 && -z ${REPL["$n,$((NPAIRS[n] - 1))"]+set} ]] ||
             bad_list "$lineno" "'replace' must follow its 'find'"
@@ -166,11 +168,6 @@ keep_binaries() { # dir targets...: copies the targets just built; they link sta
 safe() { echo "${1//[:\/]/_}"; } # a test's name as part of a file name
 
 # Each mutant's file as it will be, now: a stale entry fails before anything is built.
-occurrences() { # text needle -> count
-  local rest=$1 count=0
-  while [[ $rest == *"$2"* ]]; do rest=${rest#*"$2"}; count=$((count + 1)); done
-  echo "$count"
-}
 RESULT=() RUN=()
 mkdir -p "$WORK/mutated" "$WORK/original"
 for i in "${SELECTED[@]}"; do
@@ -178,8 +175,8 @@ for i in "${SELECTED[@]}"; do
   if [[ -f $S/$f ]]; then
     IFS= read -r -d '' mutated <"$S/$f"
     for ((k = 0; k < NPAIRS[i]; k++)); do
-      find=${FIND["$i,$k"]}
-      c=$(occurrences "$mutated" "$find")
+      find=${FIND["$i,$k"]} rest=${mutated//"$find"/}
+      c=$(((${#mutated} - ${#rest}) / ${#find})) # how many times it occurs
       if [[ $c -ne 1 ]]; then stale="STALE: '$find' found $c times in $f"; break; fi
       mutated=${mutated/"$find"/"${REPL["$i,$k"]}"}
     done
