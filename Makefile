@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-integration test-mutants test-image run install uninstall bench bench-btree fuzz clean format image
+.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image run install uninstall pg pg-install bench bench-btree bench-pg fuzz clean format image
 
 all: build
 
@@ -14,12 +14,13 @@ build:
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The whole suite: warnings as errors, unit tests under ASan+UBSan, the concurrency
-# tests under TSan, the integration tests (real servers) on the release build, then the
+# tests under TSan, the PostgreSQL extension, the integration tests (real servers) on the
+# release build, SPIN on the models of the fence argument, the container image, then the
 # mutants (tests/mutants.txt: each fence and durability line broken must fail its tests).
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-integration test-mutants test-image:
+test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.
@@ -45,6 +46,14 @@ BASE ?=
 image:
 	$(PODMAN) build $(IMAGE_FLAGS) $(if $(BASE),--build-arg BASE=$(BASE)) -t $(IMAGE) -f Containerfile .
 
+# The PostgreSQL extension (pg/, docs/postgres.md): built against $(BUILD)'s libraries;
+# pg-install puts it into PostgreSQL's directories (as root, or through sudo).
+pg: build
+	@$(MAKE) -C pg IDGEN_BUILD=$(abspath $(BUILD))
+
+pg-install: build
+	@scripts/pg-install.sh $(BUILD)
+
 bench: build
 	@scripts/bench.sh
 
@@ -60,6 +69,7 @@ format:
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz
+	@$(MAKE) -C pg clean >/dev/null 2>&1 || true
 
 # Sequences, Redis INCR and the Flickr ticket server next to idgen; then idgen serve against
 # nginx, redis-server and its ceiling. Each rewrites bench/results/ and its docs section.
@@ -69,3 +79,7 @@ bench-ticket: build
 
 bench-server: build
 	@bench/server.sh --build $(BUILD) --docs
+
+# The PostgreSQL extension against nextval() and gen_random_uuid(); needs make pg-install.
+bench-pg: pg-install
+	@bench/pg.sh --docs

@@ -8,8 +8,10 @@ usage() {
   cat <<'EOF'
 usage: bench/btree.sh [options]
 Starts a throwaway PostgreSQL cluster on 127.0.0.1 (temp dir, free port), loads N rows
-per ID scheme (bigserial, snowflake, uuid4_pg, uuid4, uuid7, ulid, ulid_mono) with COPY in equal
-batches, prints a markdown table and draws plots with gnuplot.
+per ID scheme (bigserial, snowflake, idgen_next, uuid4_pg, uuid4, uuid7, idgen_uuidv7, ulid,
+ulid_mono) with COPY in equal batches, prints a markdown table and draws plots with gnuplot.
+idgen_next and idgen_uuidv7 are column defaults of the idgen PostgreSQL extension: the
+cluster preloads it, so it must be installed (make pg-install).
   --rows N             rows per scheme (default 1000000)
   --batch N            rows per COPY, one transaction each (default 1000)
   --every N            sample the insert rate every N rows (default 100000, or rows/10)
@@ -72,6 +74,21 @@ else
   exit 1
 fi
 
+# The extension's schemes (in the default list, or named) need it installed.
+needs_idgen=0
+[[ -z "$schemes" || ",$schemes," == *,idgen_* ]] && needs_idgen=1
+preload=""
+if [[ $needs_idgen -eq 1 ]]; then
+  [[ -f "$(pg_config --pkglibdir 2>/dev/null)/idgen.so" ]] || {
+    echo "bench/btree.sh: the idgen extension is not installed (make pg-install), or leave out" \
+      "its schemes: --schemes bigserial,snowflake,uuid4_pg,uuid4,uuid7,ulid,ulid_mono" >&2
+    exit 1
+  }
+  # The file lease, in the data directory, in a namespace of this run's own.
+  preload="shared_preload_libraries = 'idgen'
+idgen.namespace = 'btree-$$'"
+fi
+
 # initdb refuses to run as root: as root, run the server as the postgres user.
 as_pg() {
   if [[ $(id -u) -eq 0 ]]; then
@@ -116,6 +133,7 @@ wal_level = replica
 wal_compression = off
 checkpoint_timeout = 1h
 max_wal_size = 8GB
+$preload
 EOF
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

@@ -18,6 +18,8 @@
 typedef enum key_kind {
   KEY_BIGSERIAL, /* server: sequence */
   KEY_PG_UUID4,  /* server: gen_random_uuid() */
+  KEY_PG_IDGEN,  /* server: the idgen extension's idgen_next() */
+  KEY_PG_UUIDV7, /* server: the idgen extension's idgen_uuidv7() */
   KEY_SNOWFLAKE, /* idgen_gen_next_batch, bigint */
   KEY_UUID4,     /* idgen_uuid4_batch */
   KEY_UUID7,     /* idgen_uuid7_next_batch */
@@ -35,10 +37,14 @@ typedef struct scheme {
 static const scheme SCHEMES[] = {
     {"bigserial", "id bigserial PRIMARY KEY", "bigint, server sequence", KEY_BIGSERIAL},
     {"snowflake", "id bigint PRIMARY KEY", "bigint, idgen Snowflake", KEY_SNOWFLAKE},
+    {"idgen_next", "id bigint PRIMARY KEY DEFAULT idgen_next()",
+     "bigint, server idgen_next() (extension)", KEY_PG_IDGEN},
     {"uuid4_pg", "id uuid PRIMARY KEY DEFAULT gen_random_uuid()",
      "uuid, server gen_random_uuid()", KEY_PG_UUID4},
     {"uuid4", "id uuid PRIMARY KEY", "uuid, idgen v4", KEY_UUID4},
     {"uuid7", "id uuid PRIMARY KEY", "uuid, idgen v7", KEY_UUID7},
+    {"idgen_uuidv7", "id uuid PRIMARY KEY DEFAULT idgen_uuidv7()",
+     "uuid, server idgen_uuidv7() (extension)", KEY_PG_UUIDV7},
     {"ulid", "id uuid PRIMARY KEY", "uuid, idgen ULID (plain) bytes", KEY_ULID},
     {"ulid_mono", "id uuid PRIMARY KEY", "uuid, idgen ULID (monotonic) bytes",
      KEY_ULID_MONO},
@@ -93,8 +99,11 @@ static void usage(void) {
          "                   or rows/10 when that is smaller; rounded to batches)\n"
          "  --checkpoint-every N  CHECKPOINT every N rows, outside the timed inserts, so\n"
          "                   full-page images show (default: as --every; 0: never)\n"
-         "  --schemes LIST   comma-separated, from: bigserial,snowflake,uuid4_pg,uuid4,\n"
-         "                   uuid7,ulid,ulid_mono (default: all, in order)\n"
+         "  --schemes LIST   comma-separated, from: bigserial,snowflake,idgen_next,\n"
+         "                   uuid4_pg,uuid4,uuid7,idgen_uuidv7,ulid,ulid_mono (default:\n"
+         "                   all, in order); idgen_next and idgen_uuidv7 are column\n"
+         "                   defaults of the idgen extension, which the server must\n"
+         "                   preload (CREATE EXTENSION is done here)\n"
          "  --repeat N       load each scheme N times, round-robin; report the run with\n"
          "                   the median insert time, and the median rate per interval\n"
          "                   (default 3)\n"
@@ -342,6 +351,8 @@ static void keygen_make(keygen *k, key_kind kind, size_t n) {
   switch (kind) {
   case KEY_BIGSERIAL:
   case KEY_PG_UUID4:
+  case KEY_PG_IDGEN:
+  case KEY_PG_UUIDV7:
     return;
   case KEY_SNOWFLAKE:
     got = idgen_gen_next_batch(k->snowflake, k->u64, n);
@@ -371,6 +382,8 @@ static size_t format_row(const keygen *k, key_kind kind, size_t i, int64_t n, ch
   switch (kind) {
   case KEY_BIGSERIAL:
   case KEY_PG_UUID4:
+  case KEY_PG_IDGEN:
+  case KEY_PG_UUIDV7:
     break;
   case KEY_SNOWFLAKE:
     len = (size_t)snprintf(buf, cap, "%" PRIu64 "\t", k->u64[i]);
@@ -404,7 +417,8 @@ static double now_s(void) {
 static void run_scheme(PGconn *db, const options *o, keygen *k, result *res) {
   const scheme *s = res->s;
   char sql[512], v[8][64];
-  int server_key = s->kind == KEY_BIGSERIAL || s->kind == KEY_PG_UUID4;
+  int server_key = s->kind == KEY_BIGSERIAL || s->kind == KEY_PG_UUID4 ||
+                   s->kind == KEY_PG_IDGEN || s->kind == KEY_PG_UUIDV7;
 
   snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS t_%s", s->name);
   exec_ok(db, sql);
@@ -671,6 +685,14 @@ int main(int argc, char **argv) {
   }
   exec_ok(db, "SET client_min_messages = warning");
   exec_ok(db, "CREATE EXTENSION IF NOT EXISTS pgstattuple");
+  for (size_t i = 0; i < o.nschemes; i++) {
+    if (o.schemes[i]->kind == KEY_PG_IDGEN || o.schemes[i]->kind == KEY_PG_UUIDV7) {
+      /* The first idgen_next() waits for the extension's lease (idgen.start_wait). */
+      exec_ok(db, "CREATE EXTENSION IF NOT EXISTS idgen");
+      exec_ok(db, "SELECT idgen_next()");
+      break;
+    }
+  }
 
   keygen k;
   keygen_init(&k, (size_t)o.batch);

@@ -1,4 +1,4 @@
-/* fuzz_resp.c: the RESP2 request parser (our own, sans I/O) and the session that answers
+/* fuzz_resp.c: the RESP request parser (our own, sans I/O) and the session that answers
  * commands: any bytes, split at any point, must parse the same, never read out of
  * bounds, and every reply must be well framed. */
 #include <assert.h>
@@ -8,9 +8,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Checks one RESP2 reply frame at out[*pos]; returns 0 if malformed. */
+/* Checks one RESP2 or RESP3 reply frame at out[*pos]; returns 0 if malformed. COMMAND's
+ * entries nest five deep (its subcommands' sets of flags). */
 static int frame(const char *out, size_t len, size_t *pos, int depth) {
-  if (*pos >= len || depth > 2)
+  if (*pos >= len || depth > 6)
     return 0;
   char t = out[*pos];
   const char *nl = memchr(out + *pos, '\n', len - *pos);
@@ -18,18 +19,19 @@ static int frame(const char *out, size_t len, size_t *pos, int depth) {
     return 0;
   long long n = atoll(out + *pos + 1);
   *pos = (size_t)(nl - out) + 1;
-  if (t == '+' || t == '-' || t == ':')
+  if (t == '+' || t == '-' || t == ':' || t == '_')
     return 1;
-  if (t == '$') {
-    if (n == -1) /* a nil: an ID its form cannot write (friendly past year 9999) */
+  if (t == '$' || t == '=') {
+    if (t == '$' && n == -1) /* a nil: an ID its form cannot write (friendly past 9999) */
       return 1;
-    if (n < 0 || (size_t)n + 2 > len - *pos)
+    if (n < 0 || (size_t)n + 2 > len - *pos || (t == '=' && (n < 4 || out[*pos + 3] != ':')))
       return 0;
     *pos += (size_t)n + 2;
     return out[*pos - 2] == '\r' && out[*pos - 1] == '\n';
   }
-  if (t == '*') {
-    for (long long i = 0; i < n; i++)
+  if (t == '*' || t == '~' || t == '%') {
+    long long items = t == '%' ? 2 * n : n;
+    for (long long i = 0; i < items; i++)
       if (!frame(out, len, pos, depth + 1))
         return 0;
     return 1;

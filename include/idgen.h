@@ -12,5 +12,6 @@
 #include "idgen/collide.h"
 #include "idgen/lease.h"
 #include "idgen/opaque.h" /* in libidgen-opaque: link it (and libcrypto) to call these */
+#include "idgen/etcd.h"   /* in libidgen-etcd: link it (libcurl, jansson) for etcd leases */
 
 #endif

@@ -13,6 +13,8 @@ Runs, in this order (default: all):
   ticket  bench/ticket.sh: sequences, Redis INCR, the Flickr ticket server, idgen
   server  bench/server.sh: idgen serve against nginx, redis-server and its ceiling
   opaque  bench/opaque.sh: opaque IDs per ID (bench_opaque) and over HTTP
+  pg      bench/pg.sh: the PostgreSQL extension against nextval(), gen_random_uuid()
+          (needs the extension installed: make pg-install)
   btree-summary  (not in the default list) copy docs/btree.md's summary, without a run
 Writes bench/results/* and rewrites the results sections of docs/benchmarks.md and
 docs/btree.md (unless --no-docs).
@@ -38,11 +40,11 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --idgen) idgen=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    gen|uuid|btree|btree-summary|ticket|server|opaque) names+=("$1"); shift ;;
+    gen|uuid|btree|btree-summary|ticket|server|opaque|pg) names+=("$1"); shift ;;
     *) echo "scripts/bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server opaque)
+[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server opaque pg)
 build_dir=$(cd "$build_dir" && pwd)
 results="$src_dir/bench/results"
 doc="$src_dir/docs/benchmarks.md"
@@ -130,6 +132,11 @@ for name in "${names[@]}"; do
       [[ -n "$idgen" ]] && args+=(--idgen "$idgen")
       [[ $docs -eq 1 ]] && args+=(--docs)
       "$src_dir/bench/$name.sh" "${args[@]}"
+      ;;
+    pg)
+      args=(--seconds "$seconds")
+      [[ $docs -eq 1 ]] && args+=(--docs)
+      "$src_dir/bench/pg.sh" "${args[@]}"
       ;;
   esac
 done

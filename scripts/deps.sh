@@ -5,10 +5,11 @@ set -euo pipefail
 
 build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev python3 help2man
        libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev)
-test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools etcd-server etcd-client faketime
+test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
-      python3-prometheus-client chromium)
+      python3-prometheus-client chromium postgresql-server-dev-15 spin python3-redis
+      libhiredis-dev file)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 
@@ -21,6 +22,12 @@ for group in "$@"; do
     *) echo "deps.sh: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
   esac
 done
+
+# npm installs the Node clients of tests/clients (npm ci). Some nodejs builds carry their
+# own npm: Debian's package is only wanted where there is none.
+if [[ " ${want[*]} " == *" nodejs "* ]] && ! command -v npm >/dev/null 2>&1; then
+  want+=(npm)
+fi
 
 missing=()
 for pkg in "${want[@]}"; do

@@ -3,13 +3,15 @@
 #   scripts/pg-cluster.sh start DIR [SETTING=VALUE ...]   initdb DIR/data, start on a free
 #       port; prints "PORT PID"; writes DIR/port and DIR/pid. Settings go to postgresql.conf.
 #   scripts/pg-cluster.sh stop DIR                         fast shutdown of the PID in DIR/pid
-#   scripts/pg-cluster.sh restart DIR                      start it again (same data and port)
+#   scripts/pg-cluster.sh restart DIR [NAME=VALUE ...]     start it again (same data and port);
+#       each NAME=VALUE goes to the server's environment only (e.g. LD_PRELOAD of
+#       libfaketime, which must not reach su: its semaphore would be root's)
 # As root, initdb and the server run as the `postgres` user (initdb refuses root); DIR is
 # then chowned to it, and DIR's parent must be searchable by that user (mktemp -d makes it
 # 0700: chmod 755 it). The caller removes DIR after `stop`.
 set -euo pipefail
 
-die() { echo "pg-cluster.sh: $*" >&2; exit "${2:-2}"; }
+die() { echo "pg-cluster.sh: $1" >&2; exit "${2:-2}"; }
 [[ $# -ge 2 ]] || die "usage: scripts/pg-cluster.sh start|stop|restart DIR [SETTING=VALUE ...]"
 action=$1 dir=$2
 shift 2
@@ -79,7 +81,12 @@ case "$action" in
   restart)
     [[ -f "$dir/port" && -d "$dir/data" ]] || die "no cluster in $dir"
     port=$(cat "$dir/port")
-    as_pg "'$pg_bin/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 -o '-p $port' start" \
+    server_env=""
+    for kv in "$@"; do
+      [[ "$kv" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "environment '$kv' is not NAME=VALUE"
+      server_env+=" $(printf '%q' "$kv")"
+    done
+    as_pg "env$server_env '$pg_bin/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -t 60 -o '-p $port' start" \
       >/dev/null 2>&1 || { tail -n 20 "$dir/server.log" >&2; die "PostgreSQL did not restart" 1; }
     head -n 1 "$dir/data/postmaster.pid" >"$dir/pid"
     ;;

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages; with no argument, all of them. Prints one closing count line.
-# Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), integration,
-# image (scripts/image-test.sh: the container image built from a local Debian base and run
-# as its non-root user), mutants (scripts/mutants.sh: each fence and durability line broken
-# in turn must fail its tests).
+# Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), pg (the
+# PostgreSQL extension built, installed into PostgreSQL's directories, and its tests/pg/*.sh
+# run on throwaway clusters), integration, model (scripts/model.sh: SPIN checks model/*.pml
+# and their negative controls), image (scripts/image-test.sh: the container image built
+# from a local Debian base and run as its non-root user), mutants (scripts/mutants.sh: each
+# fence and durability line broken in turn must fail its tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan integration image mutants)
+[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model image mutants)
 passed=0 failed=0
 
 configure() { # dir, extra cmake args...
@@ -44,14 +46,20 @@ for stage in "${stages[@]}"; do
       configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
         -DIDGEN_SANITIZE=thread || { failed=$((failed + 1)); continue; }
       TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L concurrency ;;
+    pg) # the extension links build/libidgen.a; bench/btree.sh (integration) uses it too
+      configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
+      scripts/pg-install.sh build WERROR=1 || { failed=$((failed + 1)); continue; }
+      run_ctest build -L pg ;;
     integration)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       run_ctest build -L integration ;;
     image) # one pass or fail for the image
       if scripts/image-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+    model)
+      if scripts/model.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     mutants) # one pass or fail for the whole list
       if scripts/mutants.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
-    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, integration, image, mutants)" >&2; exit 2 ;;
+    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, pg, integration, model, image, mutants)" >&2; exit 2 ;;
   esac
 done
 

@@ -1,10 +1,19 @@
-/* idgen/clock.h: clock sources, passed in, so tests can move time by hand. */
+/* idgen/clock.h: clock sources, passed in, so tests can move time by hand (a clock is any
+ * struct whose first field points at an idgen_clock_class). */
 #ifndef IDGEN_CLOCK_H
 #define IDGEN_CLOCK_H
 
 #include <stdint.h>
 
 #include "idgen/error.h"
+
+/* A 64-bit field the library reads and writes with atomic builtins: aligned to 8 bytes
+ * on every target, so the accesses stay lock-free. */
+#if defined(__GNUC__)
+#define IDGEN_ATOMIC64 __attribute__((aligned(8)))
+#else
+#define IDGEN_ATOMIC64
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,28 +54,18 @@ typedef struct idgen_clock_wall {
 IDGEN_API void idgen_clock_wall_init(idgen_clock_wall *clock);
 
 /* CLOCK_MONOTONIC anchored to the wall clock at init, and re-anchored forward (never
- * back) when the wall clock is found ahead of it, checked every check_ns (default
- * 10 ms). A wall-clock step back does not reach it; a forward correction does. The
- * default for generators. All fields are atomics; now_ns is thread-safe. */
+ * back) when the wall clock is found ahead of it, checked every 10 ms. A wall-clock step
+ * back does not reach it; a forward correction does. The default for generators.
+ * now_ns is thread-safe. The struct may live anywhere (a stack, static data, shared
+ * memory); its other fields are private: only the library touches them, atomically. */
 typedef struct idgen_clock_mono {
   idgen_clock base;
-  _Atomic int64_t offset_ns;     /* wall - monotonic, raised only */
-  _Atomic int64_t next_check_ns; /* monotonic time of the next wall-clock look */
-  int64_t check_ns;
+  /* private: */
+  IDGEN_ATOMIC64 int64_t offset_ns_;     /* wall - monotonic, raised only */
+  IDGEN_ATOMIC64 int64_t next_check_ns_; /* monotonic time of the next wall-clock look */
+  int64_t check_ns_;
 } idgen_clock_mono;
 IDGEN_API void idgen_clock_mono_init(idgen_clock_mono *clock);
-
-/* A clock that moves only when told: set, advance, or step back; spin_ns and sleep_ns
- * advance it by the time asked for, and every read advances it by auto_advance_ns
- * (0 unless set). Thread-safe. */
-typedef struct idgen_clock_fake {
-  idgen_clock base;
-  _Atomic int64_t now_ns;
-  int64_t auto_advance_ns;
-} idgen_clock_fake;
-IDGEN_API void idgen_clock_fake_init(idgen_clock_fake *clock, int64_t unix_ns);
-IDGEN_API void idgen_clock_fake_set(idgen_clock_fake *clock, int64_t unix_ns);
-IDGEN_API void idgen_clock_fake_advance(idgen_clock_fake *clock, int64_t ns);
 
 /* Monotonic nanoseconds (CLOCK_MONOTONIC), for deadlines and intervals. */
 IDGEN_API int64_t idgen_monotonic_ns(void);

@@ -42,6 +42,7 @@ extern "C" {
   X(EPROTO, -1043, "unexpected reply from the coordination service")                       \
   X(ECLOCKSKEW, -1044, "local clock disagrees with the fleet")                             \
   X(ETIMEDOUT, -1045, "timed out")                                                         \
+  X(ENOPROVIDER, -1046, "lease provider not in this program (etcd: link libidgen-etcd)")   \
   X(EBACKEND, -1050, "segment backend unavailable and no buffered numbers left")
 
 enum {

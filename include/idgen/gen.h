@@ -47,6 +47,14 @@ typedef struct idgen_gen_config {
   int64_t floor_ms;    /* issue nothing at or below this Unix ms (a HWM); 0: none */
   int64_t cap_ms;      /* issue nothing above this Unix ms; IDGEN_NO_CAP: none */
   int64_t deadline_ns; /* refuse from this clock time on; IDGEN_NO_DEADLINE: none */
+  /* 1: the generator's memory is shared by every process that uses it (made with
+   * idgen_gen_init in a MAP_SHARED mapping, such as PostgreSQL's shared memory, before
+   * the fork()s). There is one state word for all of them, so parent and child cannot
+   * issue the same ID, and the fork check (IDGEN_EFORKED, see idgen_gen_next) does not
+   * apply. The clock must then be at the same address, and valid, in every process
+   * (a clock in the same shared memory, or in static data of the process that forks).
+   * 0 (the default): private memory, and the fork check holds. */
+  int process_shared;
 } idgen_gen_config;
 
 /* A config with the defaults: snowflake layout, the caller's clock, WAIT policy,
@@ -57,8 +65,23 @@ IDGEN_API void idgen_gen_config_init(idgen_gen_config *config, idgen_clock *cloc
  * layout cannot hold, IDGEN_ETIMEEND if the clock is already past the layout's end,
  * IDGEN_EBEFOREEPOCH if it is before the epoch, IDGEN_EINVAL for a NULL clock. */
 IDGEN_API int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config);
-/* Frees; NULL is fine. No other call may be running on it. */
+/* Frees; NULL is fine. No other call may be running on it. A generator made by
+ * idgen_gen_init is left alone: its memory is the caller's. */
 IDGEN_API void idgen_gen_free(idgen_gen *gen);
+
+/* In place, for memory the caller provides (shared memory above all): the bytes a
+ * generator takes, and the alignment that memory needs. */
+#define IDGEN_GEN_ALIGN 64
+IDGEN_API size_t idgen_gen_size(void);
+
+/* Makes a generator in mem[0..size): mem aligned to IDGEN_GEN_ALIGN, size at least
+ * idgen_gen_size(). It holds no other resource, so there is nothing to free; the
+ * caller keeps mem in place (never copied nor moved) while the generator is used.
+ * *out is mem on success. Errors as idgen_gen_new, and IDGEN_EINVAL for a NULL or
+ * misaligned mem, IDGEN_EBUFSIZE for a size too small; mem is untouched on failure.
+ * Not thread-safe: make it before any process or thread uses it. */
+IDGEN_API int idgen_gen_init(idgen_gen **out, void *mem, size_t size,
+                             const idgen_gen_config *config);
 
 /* Issues one ID. Thread-safe and lock-free: one CAS on a packed (time, seq) word.
  * Errors: IDGEN_ECLOCKBACK (policy), IDGEN_ELEASE (deadline passed; sticky until
@@ -72,7 +95,9 @@ IDGEN_API void idgen_gen_free(idgen_gen *gen);
  * call refuses with IDGEN_EFORKED (sticky) until idgen_gen_arm is called there, with a
  * worker ID that no other process holds: from a lease won in the child (a new
  * idgen_keeper; see idgen/lease.h), never the parent's. This holds for unfenced
- * (static) generators too. The parent is not affected. */
+ * (static) generators too. The parent is not affected. A generator made with
+ * process_shared (see idgen_gen_config) is not a copy in the child but the same
+ * memory, so none of this applies: the child issues as the parent does. */
 IDGEN_API int idgen_gen_next(idgen_gen *gen, uint64_t *id);
 
 /* Issues n IDs into ids[0..n), increasing. Reserves each unit's run of sequence
@@ -83,9 +108,10 @@ IDGEN_API int64_t idgen_gen_next_batch(idgen_gen *gen, uint64_t *ids, size_t n);
 
 /* Arms the generator for a worker: sets worker, floor, cap and deadline at once and
  * clears every sticky refusal; it issues in this process only (a forked child refuses
- * until armed there). Raising state only: the generator never issues a (time, seq) at
- * or below one it issued before, whatever the floor. An ID is only returned if it was
- * issued entirely within one armed period. Thread-safe. */
+ * until armed there), or in every process sharing it (process_shared). Raising state only:
+ * the generator never issues a (time, seq) at or below one it issued before, whatever the
+ * floor. An ID is only returned if it was issued entirely within one armed period.
+ * Thread-safe. */
 IDGEN_API int idgen_gen_arm(idgen_gen *gen, uint64_t worker, int64_t floor_ms,
                             int64_t cap_ms, int64_t deadline_ns);
 /* Stops issuing (IDGEN_ENOTARMED) until armed again. When it returns, no call that has

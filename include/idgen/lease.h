@@ -151,6 +151,7 @@ IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
  * handle's connections alone). A child that needs IDs opens a provider of its own:
  * it wins a worker ID of its own. */
 
+/* A provider: an opaque handle, made by idgen_lease_open. */
 typedef struct idgen_lease idgen_lease;
 
 /* What acquire hands back. */
@@ -181,35 +182,6 @@ typedef struct idgen_lease_holder {
   char region[IDGEN_LEASE_NAME_MAX]; /* the region its record names; "" if none */
 } idgen_lease_holder;
 
-/* A provider is a struct whose first field is a pointer to its class; every call is
- * made from one thread at a time (the keeper's). Each returns 0 or a negative error
- * and, on failure, leaves one line in idgen_lease_why. */
-typedef struct idgen_lease_class {
-  const char *name;
-  /* Wins a worker ID (smallest free one of the space for file and etcd) and reads its
-   * HWM. IDGEN_ENOWORKER when every ID of the space is taken, IDGEN_EUNAVAIL when the
-   * service cannot be reached, IDGEN_ECLOCKSKEW when refused for the local clock,
-   * IDGEN_ECONFLICT (etcd, first call) when a live holder of the same datacenter names
-   * another region. */
-  int (*acquire)(idgen_lease *lease, idgen_lease_grant *out);
-  /* Keeps the lease alive; 0 while still held, IDGEN_ELEASE when it is gone for good,
-   * IDGEN_EUNAVAIL when unknown (retry). */
-  int (*keepalive)(idgen_lease *lease);
-  /* Persists hwm_ms (and the holder record) only while this holder still holds the ID
-   * (file: fsync'd). IDGEN_ELEASE when the fence refused it, IDGEN_EUNAVAIL. */
-  int (*write_hwm)(idgen_lease *lease, int64_t hwm_ms);
-  /* Writes the final HWM (the last ms actually issued; 0: leave the HWM as it is) and
-   * frees the ID at once. Safe after a loss; idempotent. */
-  int (*release)(idgen_lease *lease, int64_t final_hwm_ms);
-  /* Fills up to max holders (IDs held now, and IDs with a HWM) of the namespace, every
-   * datacenter's and those without one, ordered by datacenter (none first) and
-   * worker; *count gets the total found. Does not need acquire. */
-  int (*holders)(idgen_lease *lease, idgen_lease_holder *out, size_t max, size_t *count);
-  /* A one-line description of what acquire would do ("file /var/lib/idgen, ..."). */
-  void (*describe)(idgen_lease *lease, char *out, size_t outlen);
-  void (*free)(idgen_lease *lease);
-} idgen_lease_class;
-
 #define IDGEN_LEASE_WHY_MAX 256
 
 /* Latency of the provider's requests to its coordination service (etcd; the local
@@ -223,14 +195,6 @@ typedef struct idgen_lease_latency {
   uint64_t sum_us;
   uint64_t buckets[IDGEN_LEASE_LATENCY_BUCKETS]; /* not cumulative: one count each */
 } idgen_lease_latency;
-
-struct idgen_lease {
-  const idgen_lease_class *vtable;
-  char why[IDGEN_LEASE_WHY_MAX]; /* the last failure, one line */
-  /* written by the thread calling the provider, read by any */
-  _Atomic uint64_t latency_count, latency_sum_us;
-  _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
-};
 
 /* A snapshot of the request latency histogram (all zero for local providers).
  * Thread-safe. */
@@ -251,33 +215,38 @@ IDGEN_API int idgen_lease_open_readonly(idgen_lease **out, const idgen_lease_con
                                         const idgen_layout *layout, char *err,
                                         size_t errlen);
 
-static inline int idgen_lease_acquire(idgen_lease *l, idgen_lease_grant *out) {
-  return l->vtable->acquire(l, out);
-}
-static inline int idgen_lease_keepalive(idgen_lease *l) {
-  return l->vtable->keepalive(l);
-}
-static inline int idgen_lease_write_hwm(idgen_lease *l, int64_t hwm_ms) {
-  return l->vtable->write_hwm(l, hwm_ms);
-}
-static inline int idgen_lease_release(idgen_lease *l, int64_t final_hwm_ms) {
-  return l->vtable->release(l, final_hwm_ms);
-}
-static inline int idgen_lease_holders(idgen_lease *l, idgen_lease_holder *out, size_t max,
-                                      size_t *count) {
-  return l->vtable->holders(l, out, max, count);
-}
-static inline void idgen_lease_describe(idgen_lease *l, char *out, size_t outlen) {
-  l->vtable->describe(l, out, outlen);
-}
-static inline const char *idgen_lease_why(const idgen_lease *l) {
-  return l->why;
-}
+/* The calls on a provider: each goes to the provider's own code, is made from one thread
+ * at a time (the keeper's, or the caller's before a keeper starts), returns 0 or a
+ * negative error and, on failure, leaves one line in idgen_lease_why. */
+
+/* Wins a worker ID (smallest free one of the space for file and etcd) and reads its HWM.
+ * IDGEN_ENOWORKER when every ID of the space is taken, IDGEN_EUNAVAIL when the service
+ * cannot be reached, IDGEN_ECLOCKSKEW when refused for the local clock, IDGEN_ECONFLICT
+ * (etcd, first call) when a live holder of the same datacenter names another region. */
+IDGEN_API int idgen_lease_acquire(idgen_lease *lease, idgen_lease_grant *out);
+/* Keeps the lease alive; 0 while still held, IDGEN_ELEASE when it is gone for good,
+ * IDGEN_EUNAVAIL when unknown (retry). */
+IDGEN_API int idgen_lease_keepalive(idgen_lease *lease);
+/* Persists hwm_ms (and the holder record) only while this holder still holds the ID
+ * (file: fsync'd). IDGEN_ELEASE when the fence refused it, IDGEN_EUNAVAIL. */
+IDGEN_API int idgen_lease_write_hwm(idgen_lease *lease, int64_t hwm_ms);
+/* Writes the final HWM (the last ms actually issued; 0: leave the HWM as it is) and frees
+ * the ID at once. Safe after a loss; idempotent. */
+IDGEN_API int idgen_lease_release(idgen_lease *lease, int64_t final_hwm_ms);
+/* Fills up to max holders (IDs held now, and IDs with a HWM) of the namespace, every
+ * datacenter's and those without one, ordered by datacenter (none first) and worker;
+ * *count gets the total found. Does not need acquire. */
+IDGEN_API int idgen_lease_holders(idgen_lease *lease, idgen_lease_holder *out, size_t max,
+                                  size_t *count);
+/* A one-line description of what acquire would do ("file /var/lib/idgen, ..."). */
+IDGEN_API void idgen_lease_describe(idgen_lease *lease, char *out, size_t outlen);
+/* The provider's kind ("file", "static", "k8s", "etcd"). A static string. */
+IDGEN_API const char *idgen_lease_name(const idgen_lease *lease);
+/* The last failure, one line (at most IDGEN_LEASE_WHY_MAX bytes with its NUL); "" if
+ * none. Valid until the next call on the provider. */
+IDGEN_API const char *idgen_lease_why(const idgen_lease *lease);
 /* Frees (releasing nothing: call release first for a graceful end). NULL is fine. */
-static inline void idgen_lease_free(idgen_lease *l) {
-  if (l)
-    l->vtable->free(l);
-}
+IDGEN_API void idgen_lease_free(idgen_lease *lease);
 
 /* The kernel's NTP state from adjtimex: 1 synchronised, 0 not, negative error.
  * *maxerror_us (may be NULL) gets the kernel's maximum error estimate. */

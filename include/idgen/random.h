@@ -1,5 +1,5 @@
 /* idgen/random.h: random sources, passed in like clocks: the kernel CSPRNG, buffered,
- * and a fake one for tests. */
+ * or any struct whose first field points at an idgen_random_class (tests use a fake). */
 #ifndef IDGEN_RANDOM_H
 #define IDGEN_RANDOM_H
 
@@ -49,25 +49,6 @@ IDGEN_API int idgen_random_system_new(idgen_random **out);
 /* Wipes and frees a source made by idgen_random_system_new; NULL is fine. No other
  * call may be using it. */
 IDGEN_API void idgen_random_system_free(idgen_random *random);
-
-/* A fake source for tests: hands out bytes[0..len) over and over, in order, from where
- * the last fill stopped (so {0xff}, 1 gives all ones). With bytes == NULL it hands out
- * a fixed pseudo-random stream (splitmix64 of the byte position, seeded by seed) so
- * tests get varied but repeatable values. While fail is non-zero, fill returns fail
- * and hands out nothing. Thread-safe (each fill claims its range of positions with an
- * atomic add). The bytes are not copied: they must outlive the source. */
-typedef struct idgen_random_fake {
-  idgen_random base;
-  const uint8_t *bytes;
-  size_t len;
-  uint64_t seed;
-  _Atomic uint64_t pos; /* bytes handed out so far */
-  _Atomic int fail;
-} idgen_random_fake;
-IDGEN_API void idgen_random_fake_init(idgen_random_fake *random, const void *bytes,
-                                      size_t len);
-/* Starts the stream again at position 0 (bytes or seed unchanged). */
-IDGEN_API void idgen_random_fake_rewind(idgen_random_fake *random);
 
 #ifdef __cplusplus
 }

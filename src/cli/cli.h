@@ -48,15 +48,6 @@ int idgen__bench_gen(int argc, char **argv);
 int idgen__cmd_uuid7(int argc, char **argv);
 int idgen__cmd_uuid4(int argc, char **argv);
 int idgen__cmd_ulid(int argc, char **argv);
-/* For `idgen decode` (cmd_uuid.c): decodes a UUID (36 chars with a '-' at offset 8) or a
- * ULID (26 chars, no '-'). Returns 0 if text has neither shape (try the 64-bit forms),
- * a negative IDGEN_* error if it has one but is malformed, or 1 after printing it to
- * out (text lines "%-10s value", or one JSON object per line; out NULL: check only).
- * JSON: {"id","scheme","version","variant","time","time_ms"} (version only for the RFC
- * variant; time only for v1, v6, v7 and ULID; "time" null past year 9999). */
-int idgen__decode_wide(const char *text, size_t len, int json, FILE *out);
-/* "UUID" or "ULID" when text has that shape, else NULL (for error messages). */
-const char *idgen__wide_kind(const char *text, size_t len);
 int idgen__cmd_check(int argc, char **argv);
 int idgen__cmd_decode(int argc, char **argv);
 int idgen__cmd_collide(int argc, char **argv);

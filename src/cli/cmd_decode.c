@@ -42,10 +42,10 @@ typedef struct decode_opts {
   idgen_format format;
 } decode_opts;
 
-/* What one text decodes to, whatever its kind (a 64-bit ID now; 128-bit values such as
- * UUIDs and ULIDs can fill the same record later). */
+/* What one text decodes to, whatever its kind. */
 typedef struct decoded {
-  const char *wide;                   /* a UUID or ULID text (cmd_uuid.c prints it) */
+  int is_wide; /* a UUID or a ULID: in w */
+  idgen__wide w;
   uint64_t value;                     /* the 64-bit ID */
   char id[48];                        /* canonical text: decimal for 64-bit IDs */
   char layout[IDGEN_LAYOUT_NAME_MAX]; /* layout or scheme name */
@@ -104,31 +104,50 @@ static int decode_id64(const char *text, const decode_opts *o, decoded *d, char 
   return 0;
 }
 
-/* Recognises what kind of value a text is and decodes it: the one place to add
- * 128-bit forms (UUID, ULID) ahead of the 64-bit codecs. */
+/* Recognises what kind of value a text is and decodes it: a UUID or a ULID by its shape
+ * (server/decode_json.c, shared with the server), else a 64-bit ID. */
 static int decode_text(const char *text, const decode_opts *o, decoded *d, char *err,
                        size_t errlen) {
   size_t len = strlen(text);
-  int wide = o->forced ? 0 : idgen__decode_wide(text, len, 0, NULL);
+  memset(d, 0, sizeof *d);
+  int wide = o->forced ? 0 : idgen__wide_parse(text, len, &d->w);
   if (wide < 0) {
     snprintf(err, errlen, "'%s' is not a %s: %s", text, idgen__wide_kind(text, len),
              idgen_strerror(wide));
     return wide;
   }
   if (wide) {
-    memset(d, 0, sizeof *d);
-    d->wide = text;
+    d->is_wide = 1;
     return 0;
   }
   return decode_id64(text, o, d, err, errlen);
 }
 
+static void print_wide(const idgen__wide *w) {
+  printf("%-10s %s\n%-10s %s\n%-10s %s\n", "id", w->id, "form", w->form, "scheme",
+         w->scheme);
+  if (w->version >= 0)
+    printf("%-10s %d\n", "version", w->version);
+  if (w->variant)
+    printf("%-10s %s\n", "variant", w->variant);
+  if (w->has_time) {
+    char when[32];
+    printf("%-10s %s\n", "time",
+           idgen_format_time(w->time_ms, when, sizeof when) >= 0 ? when : "?");
+    printf("%-10s %" PRId64 "\n", "time_ms", w->time_ms);
+  }
+}
+
 static void print_text(const decoded *d, int first) {
   char when[32];
-  if (idgen_format_time(d->time_ms, when, sizeof when) < 0)
-    snprintf(when, sizeof when, "?");
   if (!first)
     printf("\n");
+  if (d->is_wide) {
+    print_wide(&d->w);
+    return;
+  }
+  if (idgen_format_time(d->time_ms, when, sizeof when) < 0)
+    snprintf(when, sizeof when, "?");
   printf("%-10s %s\n", "id", d->id);
   printf("%-10s %s\n", "form", d->form);
   printf("%-10s %s\n", "layout", d->layout);
@@ -140,7 +159,8 @@ static void print_text(const decoded *d, int first) {
 /* The same object as GET /v1/decode/{id} and RESP DECODE (server/decode_json.c). */
 static int print_json(const decoded *d, const idgen_layout *layout) {
   char json[IDGEN_DECODE_JSON_MAX];
-  int n = idgen__decode_json(layout, d->value, json, sizeof json);
+  int n = d->is_wide ? idgen__wide_json(&d->w, json, sizeof json)
+                     : idgen__decode_json(layout, d->value, json, sizeof json);
   if (n < 0)
     return n;
   printf("%s\n", json);
@@ -202,11 +222,7 @@ int idgen__cmd_decode(int argc, char **argv) {
     }
   int status = CLI_OK;
   for (int i = 0; i < n; i++) {
-    if (all[i].wide) {
-      if (!json && i > 0)
-        printf("\n");
-      idgen__decode_wide(all[i].wide, strlen(all[i].wide), json, stdout);
-    } else if (json) {
+    if (json) {
       if (print_json(&all[i], &o.layout) < 0) {
         status =
             cli_error(CLI_FAILED, "decode", "cannot write the JSON of '%s'", all[i].id);

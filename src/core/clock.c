@@ -1,6 +1,5 @@
-/* clock.c: the wall, anchored-monotonic and fake clock sources. */
+/* clock.c: the wall and anchored-monotonic clock sources. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <time.h>
 
 #include "idgen/clock.h"
@@ -61,18 +60,18 @@ void idgen_clock_wall_init(idgen_clock_wall *clock) {
 }
 
 /* Monotonic time plus an offset that only grows: a wall clock found ahead pulls the
- * offset forward; one found behind (a step back) is ignored. */
+ * offset forward; one found behind (a step back) is ignored. The fields are plain int64_t
+ * in the public struct (C++ and C99 include it), read and written with atomic builtins. */
 static int64_t mono_now(idgen_clock *base) {
   idgen_clock_mono *clock = (idgen_clock_mono *)base;
   int64_t mono = read_clock(CLOCK_MONOTONIC);
-  int64_t offset = atomic_load_explicit(&clock->offset_ns, memory_order_relaxed);
-  if (mono >= atomic_load_explicit(&clock->next_check_ns, memory_order_relaxed)) {
-    atomic_store_explicit(&clock->next_check_ns, mono + clock->check_ns,
-                          memory_order_relaxed);
+  int64_t offset = __atomic_load_n(&clock->offset_ns_, __ATOMIC_RELAXED);
+  if (mono >= __atomic_load_n(&clock->next_check_ns_, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&clock->next_check_ns_, mono + clock->check_ns_, __ATOMIC_RELAXED);
     int64_t ahead = read_clock(CLOCK_REALTIME) - mono;
-    while (ahead > offset && !atomic_compare_exchange_weak_explicit(
-                                 &clock->offset_ns, &offset, ahead, memory_order_relaxed,
-                                 memory_order_relaxed))
+    while (ahead > offset &&
+           !__atomic_compare_exchange_n(&clock->offset_ns_, &offset, ahead, 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
       ;
     if (ahead > offset)
       offset = ahead;
@@ -84,36 +83,8 @@ static const idgen_clock_class mono_class = {mono_now, real_spin, real_sleep};
 
 void idgen_clock_mono_init(idgen_clock_mono *clock) {
   clock->base.vtable = &mono_class;
-  clock->check_ns = 10 * 1000 * 1000;
+  clock->check_ns_ = 10 * 1000 * 1000;
   int64_t mono = idgen_monotonic_ns();
-  atomic_init(&clock->offset_ns, idgen_wall_ns() - mono);
-  atomic_init(&clock->next_check_ns, mono + clock->check_ns);
-}
-
-static int64_t fake_now(idgen_clock *base) {
-  idgen_clock_fake *clock = (idgen_clock_fake *)base;
-  if (clock->auto_advance_ns)
-    return atomic_fetch_add(&clock->now_ns, clock->auto_advance_ns) +
-           clock->auto_advance_ns;
-  return atomic_load(&clock->now_ns);
-}
-
-static void fake_pass(idgen_clock *base, int64_t ns) {
-  idgen_clock_fake_advance((idgen_clock_fake *)base, ns > 0 ? ns : 1);
-}
-
-static const idgen_clock_class fake_class = {fake_now, fake_pass, fake_pass};
-
-void idgen_clock_fake_init(idgen_clock_fake *clock, int64_t unix_ns) {
-  clock->base.vtable = &fake_class;
-  clock->auto_advance_ns = 0;
-  atomic_init(&clock->now_ns, unix_ns);
-}
-
-void idgen_clock_fake_set(idgen_clock_fake *clock, int64_t unix_ns) {
-  atomic_store(&clock->now_ns, unix_ns);
-}
-
-void idgen_clock_fake_advance(idgen_clock_fake *clock, int64_t ns) {
-  atomic_fetch_add(&clock->now_ns, ns);
+  __atomic_store_n(&clock->offset_ns_, idgen_wall_ns() - mono, __ATOMIC_RELAXED);
+  __atomic_store_n(&clock->next_check_ns_, mono + clock->check_ns_, __ATOMIC_RELAXED);
 }

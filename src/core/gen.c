@@ -25,7 +25,7 @@ struct idgen_gen {
   _Atomic int64_t cap_ms;
   _Atomic int64_t deadline_ns;
 
-  /* Constant after idgen_gen_new. */
+  /* Constant after idgen_gen_new or idgen_gen_init. */
   idgen_layout layout;
   idgen_clock *clock;
   idgen_policy policy;
@@ -35,6 +35,8 @@ struct idgen_gen {
   uint64_t max_ticks;
   int64_t epoch_ns, unit_ns;
   unsigned used_bits; /* seq_bits + 1 */
+  int process_shared; /* one memory for every process: no fork check */
+  int owned;          /* made by idgen_gen_new: idgen_gen_free frees it */
 
   /* Counters, apart from the hot words. */
   _Alignas(CACHE_LINE) _Atomic uint64_t issued_closed; /* IDs of runs already closed */
@@ -126,29 +128,28 @@ static uint64_t cap_to_ticks(const idgen_gen *gen, int64_t cap_ms) {
   return ticks_at_or_below(gen, cap_ms);
 }
 
-int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
-  if (!out || !config || !config->clock)
+/* Checks a config as idgen_gen_new and idgen_gen_init both need it. */
+static int check_config(const idgen_gen_config *config, idgen_layout *layout) {
+  if (!config || !config->clock)
     return IDGEN_EINVAL;
-  idgen_layout layout = config->layout;
-  if (idgen_layout_validate(&layout, 0, NULL, 0) < 0)
+  *layout = config->layout;
+  if (idgen_layout_validate(layout, 0, NULL, 0) < 0)
     return IDGEN_ELAYOUT;
   if (config->policy != IDGEN_POLICY_FAIL && config->policy != IDGEN_POLICY_WAIT &&
       config->policy != IDGEN_POLICY_LOGICAL)
     return IDGEN_EINVAL;
-  if (config->armed && config->worker > idgen_layout_max_worker(&layout))
+  if (config->armed && config->worker > idgen_layout_max_worker(layout))
     return IDGEN_ERANGE;
   int64_t now_ms = idgen_clock_now_ns(config->clock) / NS_PER_MS;
   uint64_t ticks;
-  int rc = idgen_layout_ticks(&layout, now_ms, &ticks);
-  if (rc < 0)
-    return rc;
+  return idgen_layout_ticks(layout, now_ms, &ticks);
+}
 
-  idgen_gen *gen =
-      aligned_alloc(CACHE_LINE, (sizeof *gen + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE);
-  if (!gen)
-    return IDGEN_ENOMEM;
+/* Fills a generator in memory at hand from a checked config. */
+static void setup(idgen_gen *gen, const idgen_gen_config *config,
+                  const idgen_layout *layout, int owned) {
   memset(gen, 0, sizeof *gen);
-  gen->layout = layout;
+  gen->layout = *layout;
   gen->clock = config->clock;
   gen->policy = config->policy;
   gen->spin_ns = config->spin_ns > 0 ? config->spin_ns : NS_PER_MS;
@@ -156,12 +157,14 @@ int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
   gen->cap_wait_ns = config->cap_wait_ns == 0  ? 50 * NS_PER_MS
                      : config->cap_wait_ns < 0 ? 0
                                                : config->cap_wait_ns;
-  gen->seq_limit = UINT64_C(1) << layout.seq_bits;
+  gen->seq_limit = UINT64_C(1) << layout->seq_bits;
   gen->seq_threshold = config->seq_reset_threshold;
-  gen->max_ticks = (UINT64_C(1) << layout.time_bits) - 1;
-  gen->epoch_ns = layout.epoch_ms * NS_PER_MS;
-  gen->unit_ns = (int64_t)layout.unit_ms * NS_PER_MS;
-  gen->used_bits = layout.seq_bits + 1u;
+  gen->max_ticks = (UINT64_C(1) << layout->time_bits) - 1;
+  gen->epoch_ns = layout->epoch_ms * NS_PER_MS;
+  gen->unit_ns = (int64_t)layout->unit_ms * NS_PER_MS;
+  gen->used_bits = layout->seq_bits + 1u;
+  gen->process_shared = config->process_shared != 0;
+  gen->owned = owned;
   idgen__fork_watch();
   atomic_init(&gen->state, 0);
   atomic_init(&gen->arm_seq, 0);
@@ -174,12 +177,45 @@ int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
   if (config->armed)
     idgen_gen_arm(gen, config->worker, config->floor_ms, config->cap_ms,
                   config->deadline_ns);
+}
+
+/* The generator's size rounded up to whole cache lines (aligned_alloc wants a multiple
+ * of the alignment). */
+size_t idgen_gen_size(void) {
+  return (sizeof(idgen_gen) + CACHE_LINE - 1) / CACHE_LINE * CACHE_LINE;
+}
+
+int idgen_gen_new(idgen_gen **out, const idgen_gen_config *config) {
+  idgen_layout layout;
+  int rc = out ? check_config(config, &layout) : IDGEN_EINVAL;
+  if (rc < 0)
+    return rc;
+  idgen_gen *gen = aligned_alloc(CACHE_LINE, idgen_gen_size());
+  if (!gen)
+    return IDGEN_ENOMEM;
+  setup(gen, config, &layout, 1);
   *out = gen;
   return 0;
 }
 
+int idgen_gen_init(idgen_gen **out, void *mem, size_t size,
+                   const idgen_gen_config *config) {
+  if (!out || !mem || (uintptr_t)mem % IDGEN_GEN_ALIGN)
+    return IDGEN_EINVAL;
+  if (size < idgen_gen_size())
+    return IDGEN_EBUFSIZE;
+  idgen_layout layout;
+  int rc = check_config(config, &layout);
+  if (rc < 0)
+    return rc;
+  setup(mem, config, &layout, 0);
+  *out = mem;
+  return 0;
+}
+
 void idgen_gen_free(idgen_gen *gen) {
-  free(gen);
+  if (gen && gen->owned)
+    free(gen);
 }
 
 /* Sets a sticky refusal unless another one is already set; returns the one in force. */
@@ -237,9 +273,12 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
       return refusal;
     }
     /* A forked child shares the parent's worker, cap and state: both would issue the
-     * same IDs. It refuses until armed in the child (one load, no system call). */
+     * same IDs. It refuses until armed in the child (one load, no system call). A
+     * generator in shared memory is one state for both: no copy, nothing to refuse
+     * (read only when the generations differ, so private ones pay nothing for it). */
     if (atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
-        idgen__fork_generation()) {
+            idgen__fork_generation() &&
+        !gen->process_shared) {
       int err = refuse(gen, IDGEN_EFORKED);
       count_refusal(gen, err);
       return err;
@@ -474,7 +513,8 @@ void idgen_gen_stats_get(const idgen_gen *cgen, idgen_gen_stats *out) {
   s.refused_forked = atomic_load(&gen->refused_forked);
   s.worker = atomic_load(&gen->worker);
   s.refusal = atomic_load(&gen->refusal);
-  if (s.refusal == 0 && atomic_load(&gen->fork_gen) != idgen__fork_generation())
+  if (s.refusal == 0 && !gen->process_shared &&
+      atomic_load(&gen->fork_gen) != idgen__fork_generation())
     s.refusal = IDGEN_EFORKED; /* what the next call will say */
   s.armed = s.refusal == 0;
   s.cap_ms = atomic_load(&gen->cap_ms);

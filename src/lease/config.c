@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,6 @@
 #include <unistd.h>
 
 #include "core/core_internal.h"
-#include "lease/etcd_http.h"
 #include "lease/lease_internal.h"
 
 void idgen_lease_config_init(idgen_lease_config *c) {
@@ -119,6 +119,40 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
   if (errno || *end || v < min || v > max)
     return IDGEN_EINVAL;
   *out = v;
+  return 0;
+}
+
+/* --etcd (here, not in libidgen-etcd: the option is parsed whether or not the provider
+ * is linked) and the segment etcd backend's DSN. */
+int idgen__etcd_endpoints_parse(const char *value,
+                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
+                                int *count, char *err, size_t errlen) {
+  char buf[IDGEN_LEASE_PATH_MAX * 2];
+  if (strlen(value) >= sizeof buf)
+    return fail(err, errlen, "too long");
+  snprintf(buf, sizeof buf, "%s", value);
+  int n = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ')
+      tok++;
+    if (!*tok)
+      continue;
+    if (n == IDGEN_LEASE_ENDPOINTS_MAX)
+      return fail(err, errlen, "more than %d endpoints", IDGEN_LEASE_ENDPOINTS_MAX);
+    if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
+      return fail(err, errlen, "'%s' is not an http:// or https:// URL", tok);
+    size_t len = strlen(tok);
+    while (len && tok[len - 1] == '/')
+      tok[--len] = '\0';
+    if (len >= IDGEN_LEASE_PATH_MAX)
+      return fail(err, errlen, "URL too long");
+    memcpy(eps[n], tok, len + 1);
+    n++;
+  }
+  if (n == 0)
+    return fail(err, errlen, "no endpoint given");
+  *count = n;
   return 0;
 }
 
@@ -447,6 +481,13 @@ void idgen_keeper_config_from(idgen_keeper_config *out, const idgen_lease_config
   out->hwm_wait_max_ms = c->hwm_wait_max_ms;
 }
 
+/* The etcd provider's constructor, once libidgen-etcd registered it. */
+static _Atomic(idgen__lease_open_fn) etcd_open;
+
+void idgen__lease_provide_etcd(idgen__lease_open_fn open) {
+  atomic_store(&etcd_open, open);
+}
+
 static int open_lease(idgen_lease **out, const idgen_lease_config *config,
                       const idgen_layout *layout, int readonly, char *err, size_t errlen) {
   if (!out || !config || !layout)
@@ -481,8 +522,17 @@ static int open_lease(idgen_lease **out, const idgen_lease_config *config,
                                   (uint64_t)(ord + config->worker_id_offset), readonly, err,
                                   errlen);
   }
-  case IDGEN_LEASE_ETCD: /* opening only reads: a status call */
-    return idgen__lease_etcd_new(out, config, &space, err, errlen);
+  case IDGEN_LEASE_ETCD: { /* opening only reads: a status call */
+    idgen__lease_open_fn open = atomic_load(&etcd_open);
+    if (!open) {
+      if (err && errlen)
+        snprintf(err, errlen,
+                 "the etcd provider is not in this program: link libidgen-etcd "
+                 "(pkg-config idgen-etcd) and call idgen_lease_etcd_register()");
+      return IDGEN_ENOPROVIDER;
+    }
+    return open(out, config, &space, err, errlen);
+  }
   }
   return fail(err, errlen, "unknown lease provider");
 }

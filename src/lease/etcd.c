@@ -9,6 +9,7 @@
 #include "lease/etcd_http.h"
 #include "lease/etcd_json.h"
 #include "core/core_internal.h"
+#include "idgen/etcd.h"
 #include "lease/lease_internal.h"
 
 typedef struct etcd_lease {
@@ -639,4 +640,8 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   e->base.why[0] = '\0';
   *out = &e->base;
   return 0;
+}
+
+void idgen_lease_etcd_register(void) {
+  idgen__lease_provide_etcd(idgen__lease_etcd_new);
 }

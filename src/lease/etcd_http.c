@@ -13,49 +13,6 @@ static void curl_init_once(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen,
-                                                      const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return IDGEN_EINVAL;
-}
-
-int idgen__etcd_endpoints_parse(const char *value,
-                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
-                                int *count, char *err, size_t errlen) {
-  char buf[IDGEN_LEASE_PATH_MAX * 2];
-  if (strlen(value) >= sizeof buf)
-    return fail(err, errlen, "too long");
-  snprintf(buf, sizeof buf, "%s", value);
-  int n = 0;
-  char *save = NULL;
-  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    while (*tok == ' ')
-      tok++;
-    if (!*tok)
-      continue;
-    if (n == IDGEN_LEASE_ENDPOINTS_MAX)
-      return fail(err, errlen, "more than %d endpoints", IDGEN_LEASE_ENDPOINTS_MAX);
-    if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
-      return fail(err, errlen, "'%s' is not an http:// or https:// URL", tok);
-    size_t len = strlen(tok);
-    while (len && tok[len - 1] == '/')
-      tok[--len] = '\0';
-    if (len >= IDGEN_LEASE_PATH_MAX)
-      return fail(err, errlen, "URL too long");
-    memcpy(eps[n], tok, len + 1);
-    n++;
-  }
-  if (n == 0)
-    return fail(err, errlen, "no endpoint given");
-  *count = n;
-  return 0;
-}
-
 static size_t on_data(char *p, size_t size, size_t n, void *ud) {
   idgen__etcd_http *h = ud;
   size_t add = size * n;

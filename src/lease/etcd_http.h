@@ -25,12 +25,6 @@ typedef struct idgen__etcd_http {
   void *observe_ctx;
 } idgen__etcd_http;
 
-/* Parses "URL[,URL...]" (http:// or https://, trailing slashes dropped, blanks skipped)
- * into eps; *n gets the count. IDGEN_EINVAL with a one-line reason in err. */
-int idgen__etcd_endpoints_parse(const char *value,
-                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
-                                int *n, char *err, size_t errlen);
-
 /* Sets up a client for the endpoints (copied); no request is sent. IDGEN_ENOMEM. */
 int idgen__etcd_http_init(idgen__etcd_http *h, const char eps[][IDGEN_LEASE_PATH_MAX],
                           int neps, int64_t timeout_ms);

@@ -5,7 +5,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
+#include "core/core_internal.h"
 #include "idgen/lease.h"
+
+/* A provider is a struct whose first field is a struct idgen_lease, whose first field
+ * points at its class. Each function is the provider's side of the public call of the
+ * same name (idgen/lease.h says what each does and returns); every call is made from
+ * one thread at a time (the keeper's). On failure each leaves one line in why. */
+typedef struct idgen_lease_class {
+  const char *name;
+  int (*acquire)(idgen_lease *lease, idgen_lease_grant *out);
+  int (*keepalive)(idgen_lease *lease);
+  int (*write_hwm)(idgen_lease *lease, int64_t hwm_ms);
+  int (*release)(idgen_lease *lease, int64_t final_hwm_ms);
+  int (*holders)(idgen_lease *lease, idgen_lease_holder *out, size_t max, size_t *count);
+  void (*describe)(idgen_lease *lease, char *out, size_t outlen);
+  void (*free)(idgen_lease *lease);
+} idgen_lease_class;
+
+/* Kept out of the public header: C++ has no _Atomic, and these are the library's. */
+struct idgen_lease {
+  const idgen_lease_class *vtable;
+  char why[IDGEN_LEASE_WHY_MAX]; /* the last failure, one line */
+  /* written by the thread calling the provider, read by any */
+  _Atomic uint64_t latency_count, latency_sum_us;
+  _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
+};
 
 /* The record kept with a HWM (file contents, etcd values): JSON, one line. */
 typedef struct idgen__record {
@@ -20,40 +47,42 @@ typedef struct idgen__record {
 
 /* Writes the record as JSON (int64 values as strings, like etcd). Returns the length
  * or IDGEN_EBUFSIZE. */
-int idgen__record_format(const idgen__record *rec, char *out, size_t outlen);
+IDGEN__EXPORT int idgen__record_format(const idgen__record *rec, char *out, size_t outlen);
 /* Parses it back: trailing spaces, newlines and NULs are allowed; fields other than
  * hwm_ms read 0 ("" for strings, -1 for datacenter) when missing. An empty (or all-NUL)
  * input is IDGEN_EEMPTY; anything else that is not the JSON object with an hwm_ms,
  * IDGEN_EFORMAT. A record without its HWM is corrupt, never "HWM 0": reading it as 0 would
  * let a holder issue below the HWM the record once held. */
-int idgen__record_parse(const char *text, size_t len, idgen__record *out);
+IDGEN__EXPORT int idgen__record_parse(const char *text, size_t len, idgen__record *out);
 /* Fills host (gethostname or the override), pid, start_ms, datacenter and region with
  * this process's data. */
-void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms,
-                        int64_t datacenter, const char *region);
+IDGEN__EXPORT void idgen__record_self(idgen__record *rec, const char *host_override,
+                                      int64_t start_ms, int64_t datacenter,
+                                      const char *region);
 
 /* "worker IDs of namespace 'x'", "worker IDs 0-3 (--worker-id-range) of datacenter 1
  * in namespace 'x'": what a space holds, for "all N ... are taken". */
-void idgen__space_name(const idgen_lease_space *space, const char *ns, char *out,
-                       size_t outlen);
+IDGEN__EXPORT void idgen__space_name(const idgen_lease_space *space, const char *ns,
+                                     char *out, size_t outlen);
 /* The number of claimable values, hi - lo + 1. */
-uint64_t idgen__space_size(const idgen_lease_space *space);
+IDGEN__EXPORT uint64_t idgen__space_size(const idgen_lease_space *space);
 /* A worker ID's other name under a two-field layout (space->low_bits > 0): with a
  * datacenter, the whole worker ID (*dc = -1); without, its split (*dc = its high
  * field). Returns the number in that name; 0 and *dc = -2 for a one-field layout. */
-uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed, int64_t *dc);
+IDGEN__EXPORT uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed,
+                                          int64_t *dc);
 
 /* Sets lease->why, printf style; returns err so callers can `return why(...)`. */
-int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
+IDGEN__EXPORT int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Counts one request to the coordination service that took ns (idgen_lease_latency). */
-void idgen__lease_observe(idgen_lease *lease, int64_t ns);
+IDGEN__EXPORT void idgen__lease_observe(idgen_lease *lease, int64_t ns);
 
 /* 1 when a provider was inherited across fork(): it belongs to the parent, and the
  * child must neither use nor release it (see idgen/lease.h). fork_gen is the fork
  * generation recorded when it was opened. */
-int idgen__lease_forked(uint64_t fork_gen);
+IDGEN__EXPORT int idgen__lease_forked(uint64_t fork_gen);
 
 /* The default state directory: $XDG_STATE_HOME/idgen, $HOME/.local/state/idgen for a
  * user, /var/lib/idgen for root. */
@@ -98,6 +127,19 @@ int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
                            const idgen_lease_space *space, uint64_t claimed, int readonly,
                            char *err, size_t errlen);
+/* Parses "URL[,URL...]" (http:// or https://, trailing slashes dropped, blanks skipped)
+ * into eps; *n gets the count. IDGEN_EINVAL with a one-line reason in err. */
+int idgen__etcd_endpoints_parse(const char *value,
+                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
+                                int *n, char *err, size_t errlen);
+
+/* The etcd provider is in libidgen-etcd (libcurl, jansson): idgen_lease_etcd_register
+ * (idgen/etcd.h) hands idgen_lease_open its constructor; without it, kind etcd is
+ * IDGEN_ENOPROVIDER. */
+typedef int (*idgen__lease_open_fn)(idgen_lease **out, const idgen_lease_config *config,
+                                    const idgen_lease_space *space, char *err,
+                                    size_t errlen);
+IDGEN__EXPORT void idgen__lease_provide_etcd(idgen__lease_open_fn open);
 int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
                           const idgen_lease_space *space, char *err, size_t errlen);
 

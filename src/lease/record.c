@@ -2,13 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <jansson.h>
 
 #include "lease/lease_internal.h"
 
@@ -40,28 +39,130 @@ int idgen__record_format(const idgen__record *rec, char *out, size_t outlen) {
   return n;
 }
 
-/* An int64 that etcd-style JSON may carry as a string or a number. */
-static int get_i64(json_t *obj, const char *key, int64_t *out) {
-  json_t *v = json_object_get(obj, key);
-  if (!v) {
-    *out = 0;
+/* ---- the record's reader ----------------------------------------------------------
+ * Records are read back by their own strict reader rather than a JSON library, so that
+ * libidgen needs nothing but libc: one flat object of string and integer values, which is
+ * all idgen__record_format writes (and all earlier versions wrote, so state directories
+ * and etcd keys carry over). Strings hold no escapes (names are written without '"',
+ * '\\' and control bytes); an integer comes as a string of digits, as etcd writes int64,
+ * or as a JSON number. A key given twice, nesting, a fraction or an exponent is no
+ * record, as is one of more than RECORD_KEYS_MAX keys. A key this version does not know
+ * is passed over, so that a later version's extra field does not make an older one take
+ * its HWM record for corrupt.
+ * fuzz/fuzz_record.c holds it to jansson's reading of the same bytes. */
+
+typedef enum { FIELD_INT, FIELD_TEXT } field_kind;
+
+static const struct {
+  const char *name;
+  field_kind kind;
+  size_t offset, size;
+} record_fields[] = {
+    {"hwm_ms", FIELD_INT, offsetof(idgen__record, hwm_ms), 0},
+    {"host", FIELD_TEXT, offsetof(idgen__record, host), IDGEN_HOLDER_HOST_MAX},
+    {"pid", FIELD_INT, offsetof(idgen__record, pid), 0},
+    {"start_ms", FIELD_INT, offsetof(idgen__record, start_ms), 0},
+    {"wall_ms", FIELD_INT, offsetof(idgen__record, wall_ms), 0},
+    {"datacenter", FIELD_INT, offsetof(idgen__record, datacenter), 0},
+    {"region", FIELD_TEXT, offsetof(idgen__record, region), IDGEN_LEASE_NAME_MAX},
+};
+#define RECORD_FIELDS (sizeof record_fields / sizeof record_fields[0])
+#define RECORD_KEYS_MAX 16 /* keys in one record, known or not: 7 are written */
+
+typedef struct scan {
+  const char *p, *end;
+} scan;
+
+/* A value as it stands in the text: a string's content, or a number's digits. */
+typedef struct token {
+  int is_string;
+  const char *s;
+  size_t n;
+} token;
+
+static void skip_space(scan *sc) {
+  while (sc->p < sc->end &&
+         (*sc->p == ' ' || *sc->p == '\t' || *sc->p == '\n' || *sc->p == '\r'))
+    sc->p++;
+}
+
+/* Skips spaces, then takes c; 0 if the next byte is not c. */
+static int take(scan *sc, char c) {
+  skip_space(sc);
+  if (sc->p >= sc->end || *sc->p != c)
     return 0;
+  sc->p++;
+  return 1;
+}
+
+/* A string without escapes or control bytes; sc is after its opening quote. */
+static int read_string(scan *sc, token *t) {
+  t->is_string = 1;
+  t->s = sc->p;
+  while (sc->p < sc->end && *sc->p != '"') {
+    if (*sc->p == '\\' || (unsigned char)*sc->p < 0x20)
+      return 0;
+    sc->p++;
   }
-  if (json_is_integer(v)) {
-    *out = (int64_t)json_integer_value(v);
+  if (sc->p >= sc->end)
     return 0;
+  t->n = (size_t)(sc->p - t->s);
+  sc->p++;
+  return 1;
+}
+
+/* A string, or an integer number (JSON's: no leading zero, no fraction, no exponent). */
+static int read_value(scan *sc, token *t) {
+  skip_space(sc);
+  if (sc->p < sc->end && *sc->p == '"') {
+    sc->p++;
+    return read_string(sc, t);
   }
-  if (json_is_string(v)) {
-    const char *s = json_string_value(v);
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-      return IDGEN_EFORMAT;
-    *out = x;
+  t->is_string = 0;
+  t->s = sc->p;
+  if (sc->p < sc->end && *sc->p == '-')
+    sc->p++;
+  const char *digits = sc->p;
+  while (sc->p < sc->end && *sc->p >= '0' && *sc->p <= '9')
+    sc->p++;
+  t->n = (size_t)(sc->p - t->s);
+  return sc->p > digits && !(*digits == '0' && sc->p - digits > 1);
+}
+
+/* An int64 from a token: an optional '-', then 1 to 19 digits, within range. */
+static int token_int(const token *t, int64_t *out) {
+  size_t i = t->n > 0 && t->s[0] == '-';
+  if (i == t->n || t->n - i > 19)
     return 0;
+  uint64_t v = 0;
+  for (; i < t->n; i++) {
+    if (t->s[i] < '0' || t->s[i] > '9')
+      return 0;
+    v = v * 10 + (uint64_t)(t->s[i] - '0');
   }
-  return IDGEN_EFORMAT;
+  int neg = t->s[0] == '-';
+  if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+    return 0;
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+  return 1;
+}
+
+/* Stores a known field's value; 0 if it is not of the field's kind. */
+static int store(idgen__record *r, size_t f, const token *t) {
+  char *at = (char *)r + record_fields[f].offset;
+  if (record_fields[f].kind == FIELD_INT) {
+    int64_t v;
+    if (!token_int(t, &v))
+      return 0;
+    memcpy(at, &v, sizeof v);
+    return 1;
+  }
+  if (!t->is_string)
+    return 0;
+  size_t n = t->n < record_fields[f].size - 1 ? t->n : record_fields[f].size - 1;
+  memcpy(at, t->s, n);
+  at[n] = '\0';
+  return 1;
 }
 
 int idgen__record_parse(const char *text, size_t len, idgen__record *out) {
@@ -69,37 +170,50 @@ int idgen__record_parse(const char *text, size_t len, idgen__record *out) {
     len--;
   if (len == 0)
     return IDGEN_EEMPTY;
-  json_error_t jerr;
-  json_t *root = json_loadb(text, len, 0, &jerr);
-  if (!root)
-    return IDGEN_EFORMAT;
   idgen__record r;
   memset(&r, 0, sizeof r);
-  int rc = IDGEN_EFORMAT;
-  if (!json_is_object(root))
-    goto done;
-  if (get_i64(root, "hwm_ms", &r.hwm_ms) || get_i64(root, "pid", &r.pid) ||
-      get_i64(root, "start_ms", &r.start_ms) || get_i64(root, "wall_ms", &r.wall_ms) ||
-      get_i64(root, "datacenter", &r.datacenter))
-    goto done;
-  if (!json_object_get(root, "hwm_ms"))
-    goto done;
-  if (!json_object_get(root, "datacenter"))
-    r.datacenter = -1;
-  json_t *h = json_object_get(root, "host"), *g = json_object_get(root, "region");
-  if ((h && !json_is_string(h)) || (g && !json_is_string(g)))
-    goto done;
-  if (h)
-    snprintf(r.host, sizeof r.host, "%s", json_string_value(h));
-  if (g)
-    snprintf(r.region, sizeof r.region, "%s", json_string_value(g));
-  if (r.hwm_ms < 0)
-    goto done;
+  r.datacenter = -1;
+  scan sc = {text, text + len};
+  unsigned seen = 0;
+  token keys[RECORD_KEYS_MAX];
+  size_t nkeys = 0;
+  if (!take(&sc, '{'))
+    return IDGEN_EFORMAT;
+  if (!take(&sc, '}')) {
+    do {
+      token key, value;
+      if (!take(&sc, '"') || !read_string(&sc, &key) || !take(&sc, ':') ||
+          !read_value(&sc, &value))
+        return IDGEN_EFORMAT;
+      for (size_t k = 0; k < nkeys; k++)
+        if (keys[k].n == key.n && memcmp(keys[k].s, key.s, key.n) == 0)
+          return IDGEN_EFORMAT; /* a key given twice: which value holds? */
+      if (nkeys == RECORD_KEYS_MAX)
+        return IDGEN_EFORMAT;
+      keys[nkeys++] = key;
+      for (size_t f = 0; f < RECORD_FIELDS; f++) {
+        if (strlen(record_fields[f].name) != key.n ||
+            memcmp(record_fields[f].name, key.s, key.n) != 0)
+          continue;
+        if (!store(&r, f, &value))
+          return IDGEN_EFORMAT;
+        seen |= 1u << f;
+      }
+      if (!value.is_string) {
+        int64_t ignored;
+        if (!token_int(&value, &ignored))
+          return IDGEN_EFORMAT;
+      }
+    } while (take(&sc, ','));
+    if (!take(&sc, '}'))
+      return IDGEN_EFORMAT;
+  }
+  skip_space(&sc);
+  /* A record without its HWM is corrupt, never "HWM 0". */
+  if (sc.p != sc.end || !(seen & 1u) || r.hwm_ms < 0)
+    return IDGEN_EFORMAT;
   *out = r;
-  rc = 0;
-done:
-  json_decref(root);
-  return rc;
+  return 0;
 }
 
 void idgen__record_self(idgen__record *rec, const char *host_override, int64_t start_ms,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lease/etcd_http.h"
+#include "lease/lease_internal.h"
 #include "lease/etcd_json.h"
 #include "segment/segment.h"
 

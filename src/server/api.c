@@ -269,19 +269,23 @@ static void route_decode(idgen__tctx *t, const params *p, const char *text, size
                          idgen__http_res *res) {
   uint64_t id, opaque = 0;
   const idgen_layout *layout = idgen__svc_layout(t->svc);
-  int rc = 0;
+  const char *kind = "ID";
+  char json[IDGEN_DECODE_JSON_MAX];
+  int n;
   if (p->opaque) {
     if (decode_opaque(t, text, len, &id, &opaque, res) < 0)
       return;
+    n = idgen__decode_json(layout, id, json, sizeof json);
   } else {
-    rc = idgen_id_parse_any(text, len, layout, &id, NULL);
+    n = idgen__decode_any_json(layout, text, len, json, sizeof json, &kind);
   }
-  char json[IDGEN_DECODE_JSON_MAX];
-  int n = rc < 0 ? rc : idgen__decode_json(layout, id, json, sizeof json);
   if (n < 0) {
     char msg[160];
-    snprintf(msg, sizeof msg, "not an ID of layout %s in any form: %s", layout->name,
-             idgen_strerror(n));
+    if (kind[0] == 'I')
+      snprintf(msg, sizeof msg, "not an ID of layout %s in any form: %s", layout->name,
+               idgen_strerror(n));
+    else
+      snprintf(msg, sizeof msg, "not a %s: %s", kind, idgen_strerror(n));
     json_error(t, res, 400, "bad_id", msg);
     return;
   }

@@ -50,6 +50,12 @@ typedef enum idgen__rcmd {
   RCMD_INFO,
   RCMD_QUIT,
   RCMD_AUTH,
+  RCMD_HELLO,
+  RCMD_ECHO,
+  RCMD_CLIENT,
+  RCMD_SELECT,
+  RCMD_COMMAND,
+  RCMD_RESET,
   RCMD_OTHER,
   RCMD_COUNT
 } idgen__rcmd;

@@ -1,7 +1,8 @@
-/* resp.h: the Redis protocol (RESP2) side of the server, sans I/O: a request parser
- * (multibulk and inline) and a session that turns bytes in into replies out. The
- * parser is our own (not hiredis's reader, which parses replies and not inline
- * commands) and is fuzzed by fuzz/fuzz_resp.c. */
+/* resp.h: the Redis protocol side of the server, sans I/O: a request parser (multibulk
+ * and inline) and a session that turns bytes in into replies out, in RESP2 or, after
+ * HELLO 3, RESP3. The parser is our own (not hiredis's reader, which parses replies and
+ * not inline commands) and is fuzzed by fuzz/fuzz_resp.c; the commands are a table in
+ * resp_cmd.c. */
 #ifndef IDGEN_SERVER_RESP_H
 #define IDGEN_SERVER_RESP_H
 
@@ -10,10 +11,13 @@
 #include "server/api.h"
 #include "server/buf.h"
 
-#define IDGEN_RESP_MAX_ARGS 8          /* arguments kept; argc still counts them all */
+/* Arguments kept (argc still counts them all): enough for Redis's unknown-command error,
+ * which quotes arguments until 128 bytes, each taking 3 at least ("'' "). */
+#define IDGEN_RESP_MAX_ARGS 44
 #define IDGEN_RESP_MAX_REQUEST 16384   /* bytes of one command, framing included */
 #define IDGEN_RESP_OUT_HIGH 16384      /* stop answering once this much waits to be sent */
 #define IDGEN_RESP_MAX_AUTH_FAILURES 3 /* wrong AUTHs before the connection is closed */
+#define IDGEN_RESP_NAME_MAX 64 /* CLIENT SETNAME, CLIENT SETINFO values: bytes kept */
 
 typedef struct idgen__resp_cmd {
   size_t argc; /* arguments sent (may exceed IDGEN_RESP_MAX_ARGS) */
@@ -52,11 +56,23 @@ int idgen__resp_parse(idgen__resp_parser *p, const char *in, size_t len,
 typedef struct idgen__resp_session {
   idgen__tctx *t;
   int authed;
-  unsigned auth_failures; /* wrong AUTHs on this connection */
+  unsigned auth_failures;                 /* wrong AUTHs on this connection */
+  int proto;                              /* 2, or 3 after HELLO 3 */
+  uint64_t id;                            /* CLIENT ID */
+  int64_t opened_ns;                      /* monotonic: CLIENT INFO's age */
+  char name[IDGEN_RESP_NAME_MAX + 1];     /* CLIENT SETNAME, HELLO SETNAME; "": none */
+  char lib_name[IDGEN_RESP_NAME_MAX + 1]; /* CLIENT SETINFO LIB-NAME */
+  char lib_ver[IDGEN_RESP_NAME_MAX + 1];  /* CLIENT SETINFO LIB-VER */
   idgen__resp_parser parser;
 } idgen__resp_session;
 
 void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t);
+
+/* Runs one parsed command (argc >= 1) through the command table (resp_cmd.c), appending
+ * its reply to out. Returns its metric slot; sets *error when the reply is an error and
+ * *close when the connection must close once out is sent. */
+idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
+                            idgen__buf *out, int *error, int *close);
 
 /* Answers every complete command in in[0..len), in order, appending replies to out;
  * stops early once out holds IDGEN_RESP_OUT_HIGH bytes. Returns the bytes consumed; the

@@ -38,6 +38,7 @@ struct idgen__svc {
   int64_t started_ms;
   _Atomic int stopping;
   _Atomic uint64_t conns[LISTENER_COUNT];
+  _Atomic uint64_t clients; /* RESP connections so far: CLIENT ID */
   size_t nshards;
   idgen__metrics *shards;
 };
@@ -174,6 +175,10 @@ const idgen_opaque *idgen__svc_opaque(const idgen__svc *svc) {
 
 _Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener) {
   return &svc->conns[listener];
+}
+
+uint64_t idgen__svc_client_id(idgen__svc *svc) {
+  return atomic_fetch_add_explicit(&svc->clients, 1, memory_order_relaxed) + 1;
 }
 
 int idgen__svc_next(idgen__svc *svc, uint64_t *id) {

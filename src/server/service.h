@@ -30,6 +30,9 @@ idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i);
 /* Open connections of one listener, every thread together (held under --max-conns). */
 _Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener);
 
+/* A new RESP connection's number (CLIENT ID): 1, 2, 3, ... Thread-safe. */
+uint64_t idgen__svc_client_id(idgen__svc *svc);
+
 /* IDs: as idgen_gen_next / idgen_gen_next_batch. Thread-safe. */
 int idgen__svc_next(idgen__svc *svc, uint64_t *id);
 int64_t idgen__svc_next_batch(idgen__svc *svc, uint64_t *ids, size_t n);

@@ -1,4 +1,4 @@
-/* random.c: the buffered, fork-safe kernel CSPRNG source, and the fake source for tests. */
+/* random.c: the buffered, fork-safe kernel CSPRNG source. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -136,45 +136,4 @@ void idgen_random_system_free(idgen_random *random) {
   munmap(src->pool, src->map_bytes);
   explicit_bzero(src, sizeof *src);
   free(src);
-}
-
-/* ---- the fake source ------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15u;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
-  return x ^ (x >> 31);
-}
-
-static int fake_fill(idgen_random *random, void *buf, size_t len) {
-  idgen_random_fake *fake = (idgen_random_fake *)random;
-  int fail = atomic_load(&fake->fail);
-  if (fail)
-    return fail;
-  uint64_t start = atomic_fetch_add(&fake->pos, (uint64_t)len);
-  uint8_t *out = buf;
-  for (size_t i = 0; i < len; i++) {
-    uint64_t at = start + i;
-    if (fake->bytes && fake->len)
-      out[i] = fake->bytes[at % fake->len];
-    else
-      out[i] = (uint8_t)(splitmix64(fake->seed ^ (at / 8)) >> (8 * (at % 8)));
-  }
-  return 0;
-}
-
-static const idgen_random_class fake_class = {fake_fill};
-
-void idgen_random_fake_init(idgen_random_fake *random, const void *bytes, size_t len) {
-  random->base.vtable = &fake_class;
-  random->bytes = bytes;
-  random->len = bytes ? len : 0;
-  random->seed = 0;
-  atomic_init(&random->pos, 0);
-  atomic_init(&random->fail, 0);
-}
-
-void idgen_random_fake_rewind(idgen_random_fake *random) {
-  atomic_store(&random->pos, 0);
 }

@@ -13,6 +13,10 @@ fi
 if [[ ! -x /usr/lib/postgresql/15/bin/initdb ]] && ! command -v pg_config >/dev/null 2>&1; then
   echo "FAIL: no PostgreSQL server (scripts/deps.sh test)" >&2; exit 1
 fi
+# idgen_next and idgen_uuidv7 are the extension's (scripts/test.sh's pg stage installs it).
+if [[ ! -f "$(pg_config --pkglibdir)/idgen.so" ]]; then
+  echo "FAIL: the idgen PostgreSQL extension is not installed (make pg-install)" >&2; exit 1
+fi
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -22,7 +26,7 @@ rows=2000
 bash "$src/bench/btree.sh" --rows "$rows" --batch 500 --every 500 --repeat 1 --out "$out" --build "$build" \
   >"$out/stdout" 2>"$out/stderr" || { rc=$?; cat "$out/stderr" >&2; fail "bench/btree.sh exited $rc"; }
 
-schemes=(bigserial snowflake uuid4_pg uuid4 uuid7 ulid ulid_mono)
+schemes=(bigserial snowflake idgen_next uuid4_pg uuid4 uuid7 idgen_uuidv7 ulid ulid_mono)
 # The markdown table: a header, a rule, one row per scheme.
 [[ $(grep -c '^|' "$out/stdout") -eq $(( ${#schemes[@]} + 2 )) ]] || fail "table rows: $(cat "$out/stdout")"
 for s in "${schemes[@]}"; do

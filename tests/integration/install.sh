@@ -24,7 +24,9 @@ p=$root$prefix
 [[ -x $p/bin/idgen ]] || fail "no bin/idgen"
 libdir=$(dirname "$(find "$p" -name libidgen.so -print -quit)")
 [[ -n $libdir && $libdir == "$p"/lib* ]] || fail "no libidgen.so under $prefix/lib"
-for f in libidgen.a libidgen-opaque.so libidgen-opaque.a pkgconfig/idgen.pc pkgconfig/idgen-opaque.pc; do
+for f in libidgen.a libidgen-opaque.so libidgen-opaque.a libidgen-etcd.so libidgen-etcd.a \
+  pkgconfig/idgen.pc pkgconfig/idgen-opaque.pc pkgconfig/idgen-etcd.pc cmake/idgen/idgenConfig.cmake \
+  cmake/idgen/idgenConfigVersion.cmake cmake/idgen/idgenTargets.cmake; do
   [[ -e $libdir/$f ]] || fail "no ${libdir#"$root"}/$f"
 done
 for h in idgen.h $(cd "$src/include" && ls idgen/*.h); do

@@ -124,3 +124,69 @@ stop_server() {
 }
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# start_redis [redis-server options...]: Debian's redis-server on a free loopback port,
+# no persistence, in WORK. Sets REDIS_PORT, REDIS_PID. A port found free can be taken
+# before redis binds it: then it exits, and another port is tried.
+start_redis() {
+  local attempt i
+  for attempt in 1 2 3 4 5; do
+    REDIS_PORT=$((10000 + RANDOM % 22000)) # below the ephemeral range
+    mkdir -p "$WORK/redis"
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no \
+      --dir "$WORK/redis" --daemonize no --logfile "$WORK/redis/log" "$@" &
+    REDIS_PID=$!
+    SERVER_PIDS+=("$REDIS_PID")
+    for i in $(seq 1 100); do
+      kill -0 "$REDIS_PID" 2>/dev/null || break
+      redis-cli -p "$REDIS_PORT" --no-auth-warning PING 2>/dev/null | grep -qE 'PONG|NOAUTH' &&
+        return 0
+      sleep 0.05
+    done
+    kill -KILL "$REDIS_PID" 2>/dev/null || true
+    wait "$REDIS_PID" 2>/dev/null || true
+  done
+  fail "redis-server did not start"
+  return 1
+}
+
+# stop_redis: SIGTERM to the redis-server start_redis started, and wait for it.
+stop_redis() {
+  kill -TERM "$REDIS_PID" 2>/dev/null || true
+  wait "$REDIS_PID" 2>/dev/null || true
+}
+
+# start_client_servers: for the client interop tests (tests/integration/clients_*.sh): one
+# server with no token (OPEN_HTTP addr:port, OPEN_RESP port) and one with CLIENT_TOKEN
+# (AUTH_HTTP, AUTH_RESP).
+CLIENT_TOKEN=client-interop-token-0123
+start_client_servers() {
+  start_server open || return 1
+  OPEN_HTTP=$HTTP OPEN_RESP=$RESP_PORT
+  printf '%s\n' "$CLIENT_TOKEN" >"$WORK/client-token"
+  OPEN_PID=$SERVER_PID
+  start_server auth --auth-token-file "$WORK/client-token" || return 1
+  AUTH_HTTP=$HTTP AUTH_RESP=$RESP_PORT AUTH_PID=$SERVER_PID
+}
+# stop_client_servers: both, by SIGTERM; fails if either does not exit 0.
+stop_client_servers() {
+  local rc=0
+  stop_server "$OPEN_PID" || rc=1
+  stop_server "$AUTH_PID" || rc=1
+  return $rc
+}
+
+# node_clients: the npm packages of tests/clients/package-lock.json (node-redis, ioredis),
+# installed with `npm ci` into BUILD_DIR/node-clients, with the test programs beside them
+# (Node resolves imports from the importing file). Prints that directory; a second run
+# with the same lockfile installs nothing.
+node_clients() {
+  local dir=$BUILD_DIR/node-clients src=$SOURCE_DIR/tests/clients
+  mkdir -p "$dir"
+  if ! cmp -s "$src/package-lock.json" "$dir/package-lock.json" || [[ ! -d $dir/node_modules ]]; then
+    cp "$src/package.json" "$src/package-lock.json" "$dir/"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2) || return 1
+  fi
+  cp "$src"/*.mjs "$dir/"
+  printf '%s\n' "$dir"
+}

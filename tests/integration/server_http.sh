@@ -64,6 +64,28 @@ for f in base62 base32 hex; do
   text=$(curl -s "$U/v1/id?format=$f" | sed 's/.*"id":"\([^"]*\)".*/\1/')
   code=$(req "$U/v1/decode/$text"); check "decode accepts $f ($text)" 200 "$code"
 done
+# Everything `idgen decode` reads, the server reads too, and HTTP, RESP DECODE and the
+# CLI print the same bytes: 64-bit IDs in every form, UUIDs of every version (v1, v6 and
+# v7 with their time), nil and max, ULIDs (the last one past year 9999).
+uuid7=$(curl -s "$U/v1/uuid7" | sed 's/.*"uuid":"\([^"]*\)".*/\1/')
+ulid=$(curl -s "$U/v1/ulid" | sed 's/.*"ulid":"\([^"]*\)".*/\1/')
+friendly=$(curl -s "$U/v1/id?format=friendly" | sed 's/.*"id":"\([^"]*\)".*/\1/')
+for text in "$id" "$friendly" "$uuid7" "$ulid" 6ba7b810-9dad-11d1-80b4-00c04fd430c8 \
+  1ef21d2f-1207-6660-8c4f-419efbd44d48 f81d4fae-7dec-41d0-a765-00a0c91e6bf6 \
+  00000000-0000-0000-0000-000000000000 FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF \
+  01ARZ3NDEKTSV4RRFFQ69G5FAV 7ZZZZZZZZZZZZZZZZZZZZZZZZZ; do
+  cli=$("$IDGEN" decode --json "$text")
+  code=$(req "$U/v1/decode/$text")
+  check "decode $text: 200" 200 "$code"
+  check "decode $text: HTTP = idgen decode --json" "$cli" "$(cat "$WORK/body")"
+  check "decode $text: RESP = idgen decode --json" "$cli" \
+    "$(redis-cli -p "$RESP_PORT" --no-raw DECODE "$text" | sed 's/^"//; s/"$//; s/\\"/"/g')"
+done
+code=$(req "$U/v1/decode/018f3c2a-7b00-7cde-8f00-123456789abg")
+check "a malformed UUID -> 400" 400 "$code"
+check_match "a malformed UUID: said so" '"message":"not a UUID: ' "$(cat "$WORK/body")"
+check_match "RESP: a malformed ULID" '^ERR invalid ULID: ' \
+  "$(redis-cli -p "$RESP_PORT" DECODE 01ARZ3NDEKTSV4RRFFQ69G5FAU)"
 for bad in abc 9223372036854775808 -1 "%00" ""; do
   code=$(req "$U/v1/decode/$bad")
   if [[ -z "$bad" ]]; then check "decode/ (empty) -> 404" 404 "$code"; continue; fi

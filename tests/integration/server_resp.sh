@@ -62,8 +62,8 @@ n=$("$POKE" send "$RESP_PORT" -h -t 5000 <"$WORK/big.in" | tr -d '\r' | grep -c 
 check "100 x IDS 4096 pipelined" 409600 "$n"
 
 # inline commands (what telnet sends)
-out=$(printf 'PING\r\nIDS 2\r\nECHO x\r\n' | "$POKE" send "$RESP_PORT" -h | tr -d '\r')
-check_match "inline commands" $'^\\+PONG\n\\*2\n\\$[0-9]+\n[0-9]+\n\\$[0-9]+\n[0-9]+\n-ERR unknown command .ECHO.' "$out"
+out=$(printf 'PING\r\nIDS 2\r\nECHO x\r\nFOO\r\n' | "$POKE" send "$RESP_PORT" -h | tr -d '\r')
+check_match "inline commands" $'^\\+PONG\n\\*2\n\\$[0-9]+\n[0-9]+\n\\$[0-9]+\n[0-9]+\n\\$1\nx\n-ERR unknown command .FOO.' "$out"
 
 # protocol errors: answered, then closed
 out=$(printf '*x\r\n' | "$POKE" send "$RESP_PORT" | tr -d '\r')

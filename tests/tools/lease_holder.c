@@ -25,6 +25,7 @@ static void sleep_ms(int64_t ms) {
 }
 
 int main(int argc, char **argv) {
+  idgen_lease_etcd_register();
   setvbuf(stdout, NULL, _IOLBF, 0);
   setvbuf(stderr, NULL, _IOLBF, 0);
   const idgen_lease_option *lo = idgen_lease_options();

@@ -1,6 +1,8 @@
 /* test_fork.c: a forked child never issues the parent's IDs: its inherited generator
  * refuses with IDGEN_EFORKED until armed in the child, and its inherited keeper and lease
- * leave the parent's worker ID alone. Each test forks; the child reports through a pipe. */
+ * leave the parent's worker ID alone; a generator in shared memory (process_shared) is
+ * one for both, and both issue from it. Each test forks; the child reports through a
+ * pipe. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,9 +89,11 @@ static uint64_t common(const uint64_t *a, uint64_t na, const uint64_t *b, uint64
   return n;
 }
 
-/* Forks; the child draws DRAW IDs from gen, then arms gen with rearm_worker and draws
- * one, and reports. The parent draws DRAW IDs at the same time. Returns the IDs the two
- * processes share and fills *report. */
+#define NO_REARM UINT64_MAX
+
+/* Forks; the child draws DRAW IDs from gen, then (unless rearm_worker is NO_REARM) arms
+ * gen with rearm_worker and draws one, and reports. The parent draws DRAW IDs at the same
+ * time. Returns the IDs the two processes share and fills *report. */
 static uint64_t fork_and_draw(idgen_gen *gen, uint64_t rearm_worker, child_report *report) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
@@ -105,11 +110,13 @@ static uint64_t fork_and_draw(idgen_gen *gen, uint64_t rearm_worker, child_repor
     idgen_gen_stats_get(gen, &st);
     r.stats_refusal = st.refusal;
     r.n = draw(gen, theirs, DRAW, &r.first_rc);
-    r.rearm_rc = idgen_gen_arm(gen, rearm_worker, 0, IDGEN_NO_CAP, IDGEN_NO_DEADLINE);
     uint64_t id;
-    if (r.rearm_rc == 0)
-      r.rearm_rc = idgen_gen_next(gen, &id);
-    if (r.rearm_rc == 0) {
+    if (rearm_worker != NO_REARM) {
+      r.rearm_rc = idgen_gen_arm(gen, rearm_worker, 0, IDGEN_NO_CAP, IDGEN_NO_DEADLINE);
+      if (r.rearm_rc == 0)
+        r.rearm_rc = idgen_gen_next(gen, &id);
+    }
+    if (rearm_worker != NO_REARM && r.rearm_rc == 0) {
       idgen_parts p;
       idgen_decompose(idgen_gen_layout(gen), id, &p);
       r.rearm_worker = p.worker;
@@ -327,11 +334,47 @@ static void test_file_lease_fork_duplicates(void **state) {
   idgen_gen_free(gen);
 }
 
+/* ---- a generator in shared memory ------------------------------------------------- */
+
+/* What PostgreSQL does: the clock and the generator in a MAP_SHARED mapping made before
+ * the fork, with process_shared. Parent and child both issue, at once, from the one
+ * state word: no refusal and no duplicate. */
+static void test_shared_gen_issues_in_child(void **state) {
+  (void)state;
+  size_t clock_room =
+      (sizeof(idgen_clock_mono) + IDGEN_GEN_ALIGN - 1) / IDGEN_GEN_ALIGN * IDGEN_GEN_ALIGN;
+  size_t len = clock_room + idgen_gen_size();
+  void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  assert_true(map != MAP_FAILED);
+  idgen_clock_mono *clock = map;
+  idgen_clock_mono_init(clock);
+  idgen_gen_config c;
+  idgen_gen_config_init(&c, &clock->base);
+  c.worker = 3;
+  c.process_shared = 1;
+  idgen_gen *gen = NULL;
+  assert_int_equal(idgen_gen_init(&gen, (char *)map + clock_room, idgen_gen_size(), &c), 0);
+  uint64_t id;
+  assert_int_equal(idgen_gen_next(gen, &id), 0);
+  child_report r;
+  uint64_t dups = fork_and_draw(gen, NO_REARM, &r);
+  assert_int_equal(dups, 0);
+  assert_int_equal(r.stats_refusal, 0);
+  assert_int_equal(r.first_rc, 0);
+  assert_int_equal(r.n, DRAW);
+  idgen_gen_stats st;
+  idgen_gen_stats_get(gen, &st);
+  assert_int_equal(st.issued, 1 + 2 * DRAW); /* one count for both processes */
+  assert_int_equal(st.refused_forked, 0);
+  assert_int_equal(munmap(map, len), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gen_child_refuses_until_armed),
       cmocka_unit_test_setup_teardown(test_keeper_and_lease_in_child, setup, teardown),
       cmocka_unit_test_setup_teardown(test_file_lease_fork_duplicates, setup, teardown),
+      cmocka_unit_test(test_shared_gen_issues_in_child),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

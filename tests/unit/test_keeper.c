@@ -19,6 +19,7 @@
 
 #include "fake_lease.h"
 #include "idgen.h"
+#include "fake_clock.h"
 #include "idgen/lease.h"
 
 #define MS INT64_C(1000000)

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 #include "idgen/lease.h"
 #include "lease/lease_internal.h"
 

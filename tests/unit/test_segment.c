@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 #include "segment/segment.h"
 #include "segment_mem.h"
 

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 #include "segment/segment.h"
 
 /* The watched file's fdatasync calls and what it held at the last one; the fsync calls

@@ -1,6 +1,8 @@
-/* test_server_resp.c: the RESP2 parser and session: a command parses the same whatever
+/* test_server_resp.c: the RESP parser and session: a command parses the same whatever
  * pieces it arrives in, bad length lines fail at once, HTTP-looking lines close without
- * running anything, wrong AUTHs close the connection. */
+ * running anything, wrong AUTHs close the connection (HELLO AUTH's too), HELLO 3 turns
+ * replies to RESP3 (IDs staying strings), RESET forgets AUTH, CLIENT keeps a name and
+ * library info. tests/integration/resp_vs_redis.sh checks the replies against Redis. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,6 +175,118 @@ static void test_wrong_auth_closes(void **state) {
   assert_false(close);
 }
 
+static int contains(const char *hay, const char *needle) {
+  return strstr(hay, needle) != NULL;
+}
+
+static void test_hello_switches_protocol(void **state) {
+  (void)state;
+  int close = 0;
+  const char *out = session("HELLO 3\r\nCLIENT GETNAME\r\nIDS 2\r\nUUID7 1\r\n"
+                            "HELLO 2\r\nCLIENT GETNAME\r\n",
+                            1, &close);
+  assert_false(close);
+  /* A map of seven pairs, then a RESP3 null, then IDS as an array of bulk strings:
+   * never RESP3 numbers, which a JavaScript client would turn into floats. */
+  assert_memory_equal(out, "%7\r\n$6\r\nserver\r\n$5\r\nidgen\r\n", 25);
+  const char *after = strstr(out, "$7\r\nmodules\r\n*0\r\n_\r\n*2\r\n$");
+  assert_non_null(after);
+  assert_true(contains(after, "*14\r\n$6\r\nserver\r\n"));
+  assert_true(contains(after, "$5\r\nproto\r\n:2\r\n"));
+  assert_string_equal(out + strlen(out) - 5, "$-1\r\n");
+  assert_false(contains(out, "\r\n:1")); /* no ID as an integer */
+}
+
+static void test_hello_errors_keep_protocol(void **state) {
+  (void)state;
+  int close = 0;
+  assert_string_equal(session("HELLO 4\r\nHELLO x\r\nHELLO 3 SETNAME\r\n"
+                              "HELLO 3 SETNAME a\x01b\r\nCLIENT GETNAME\r\n",
+                              1, &close),
+                      "-NOPROTO unsupported protocol version\r\n"
+                      "-ERR Protocol version is not an integer or out of range\r\n"
+                      "-ERR Syntax error in HELLO option 'SETNAME'\r\n"
+                      "-ERR Client names cannot contain spaces, newlines or special "
+                      "characters.\r\n$-1\r\n");
+}
+
+static void test_hello_auth_counts_failures(void **state) {
+  (void)state;
+  int close = 0;
+  uint64_t failures = fixture_t.m->auth_failures[LISTENER_RESP];
+  const char *wrong = "-WRONGPASS invalid username-password pair or user is disabled.\r\n";
+  char want[512];
+  snprintf(want, sizeof want, "%s%s%s", wrong, wrong, wrong);
+  assert_string_equal(session("HELLO 3 AUTH default a\r\nHELLO 3 AUTH bob " FIXTURE_TOKEN
+                              "\r\nAUTH x\r\nPING\r\n",
+                              0, &close),
+                      want);
+  assert_true(close);
+  assert_int_equal(fixture_t.m->auth_failures[LISTENER_RESP], failures + 3);
+  const char *out =
+      session("HELLO 3 AUTH default " FIXTURE_TOKEN " SETNAME app\r\nCLIENT GETNAME\r\n", 0,
+              &close);
+  assert_memory_equal(out, "%7\r\n", 4);
+  assert_true(contains(out, "*0\r\n$3\r\napp\r\n"));
+}
+
+static void test_reset_forgets_auth(void **state) {
+  (void)state;
+  int close = 0;
+  const char *out = session("AUTH " FIXTURE_TOKEN "\r\nCLIENT SETNAME n\r\nHELLO 3\r\n"
+                            "RESET\r\nPING\r\nCLIENT GETNAME\r\nQUIT\r\n",
+                            0, &close);
+  const char *reset = strstr(out, "+RESET\r\n");
+  assert_non_null(reset);
+  assert_string_equal(reset, "+RESET\r\n-NOAUTH Authentication required.\r\n"
+                             "-NOAUTH Authentication required.\r\n+OK\r\n");
+  assert_true(close);
+}
+
+static void test_client_commands(void **state) {
+  (void)state;
+  int close = 0;
+  char longname[IDGEN_RESP_NAME_MAX + 2];
+  memset(longname, 'n', sizeof longname - 1);
+  longname[sizeof longname - 1] = 0;
+  char in[512];
+  snprintf(in, sizeof in,
+           "CLIENT SETINFO lib-name redis-py\r\nCLIENT SETINFO LIB-VER 4.3.4\r\n"
+           "CLIENT SETINFO colour red\r\nCLIENT SETNAME %s\r\nCLIENT INFO\r\n"
+           "CLIENT ID\r\nCLIENT NOPE\r\nCLIENT SETNAME\r\n",
+           longname);
+  const char *out = session(in, 1, &close);
+  assert_true(contains(out, "+OK\r\n+OK\r\n-ERR Unrecognized option 'colour'\r\n"
+                            "-ERR Client names are at most 64 bytes here\r\n$"));
+  assert_true(contains(out, " lib-name=redis-py lib-ver=4.3.4\n\r\n:"));
+  assert_true(contains(out,
+                       "-ERR unknown subcommand 'NOPE'. Try CLIENT HELP.\r\n"
+                       "-ERR wrong number of arguments for 'client|setname' command\r\n"));
+}
+
+/* COMMAND COUNT counts the entries COMMAND lists, and every one of them runs: its name
+ * is no unknown command. */
+static void test_command_table(void **state) {
+  (void)state;
+  int close = 0;
+  const char *out = session("COMMAND COUNT\r\n", 1, &close);
+  assert_int_equal(out[0], ':');
+  long count = strtol(out + 1, NULL, 10);
+  assert_true(count >= 16);
+  out = session("COMMAND\r\n", 1, &close);
+  char want[32];
+  snprintf(want, sizeof want, "*%ld\r\n*10\r\n", count);
+  assert_memory_equal(out, want, strlen(want));
+  static const char *const names[] = {
+      "ID",   "IDS",  "UUID7", "UUID4",  "ULID",   "DECODE",  "INFO",  "PING",
+      "ECHO", "AUTH", "HELLO", "CLIENT", "SELECT", "COMMAND", "RESET", "QUIT"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    snprintf(want, sizeof want, "COMMAND INFO %s\r\n", names[i]);
+    out = session(want, 1, &close);
+    assert_memory_equal(out, "*1\r\n*10\r\n", 9);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pieces_parse_the_same),
@@ -181,6 +295,12 @@ int main(void) {
       cmocka_unit_test(test_http_lines),
       cmocka_unit_test(test_cross_protocol_runs_nothing),
       cmocka_unit_test(test_wrong_auth_closes),
+      cmocka_unit_test(test_hello_switches_protocol),
+      cmocka_unit_test(test_hello_errors_keep_protocol),
+      cmocka_unit_test(test_hello_auth_counts_failures),
+      cmocka_unit_test(test_reset_forgets_auth),
+      cmocka_unit_test(test_client_commands),
+      cmocka_unit_test(test_command_table),
   };
   return cmocka_run_group_tests(tests, fixture_up, fixture_down);
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 
 #define MS 1000000LL
 #define SPEC_EXAMPLE "01ARZ3NDEKTSV4RRFFQ69G5FAV"

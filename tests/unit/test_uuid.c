@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 #include "uuid/uuid_internal.h"
 
 #define MS 1000000LL

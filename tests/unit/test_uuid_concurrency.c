@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 
 #define THREADS 4
 #define PER_THREAD 20000

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "fake_clock.h"
 
 static void test_system_sizes(void **state) {
   (void)state;

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Model-checks the fence argument with SPIN: each model under model/ must check clean at
+# its bounds, and each negative control (a mutation of the model, or a fault outside the
+# argument's assumptions) must yield a counterexample trail. Prints a table.
+# Usage: scripts/model.sh [--keep DIR] [MODEL:NAME=VALUE ...]   e.g. fence:VMAX=4
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: scripts/model.sh [--keep DIR] [fence|file:NAME=VALUE ...]" >&2; exit 2; }
+# The bounds of the clean runs (model/README.md says what each means and costs).
+fence_bounds=(N=3 W=1 VMAX=3 AHEAD=0 CRASHES=1 STOPS=1 OUTAGES=1)
+file_bounds=(N=3 TMAX=5 AHEAD=1 INTERVAL=1 BACK=1 REMOVES=1 CRASHES=1 STOPS=1)
+
+# with NAME=VALUE LIST...: LIST with NAME set to VALUE
+with() {
+  local set=$1 b; shift
+  for b in "$@"; do [[ ${b%%=*} == "${set%%=*}" ]] || echo "$b"; done
+  echo "$set"
+}
+
+keep=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --keep) [[ $# -ge 2 ]] || usage; keep=$2; shift 2 ;;
+    fence:?*=*) mapfile -t fence_bounds < <(with "${1#fence:}" "${fence_bounds[@]}"); shift ;;
+    file:?*=*) mapfile -t file_bounds < <(with "${1#file:}" "${file_bounds[@]}"); shift ;;
+    *) usage ;;
+  esac
+done
+for tool in spin gcc; do
+  command -v "$tool" >/dev/null || { echo "model.sh: $tool is missing (scripts/deps.sh test)" >&2; exit 1; }
+done
+
+if [[ -n $keep ]]; then
+  mkdir -p "$keep"; work=$(cd "$keep" && pwd)
+else
+  work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fi
+
+# model | what the run checks | its changes to the bounds | clean or trail
+runs=(
+  "fence|etcd: the protocol, every fault||clean"
+  "fence|etcd: HWM write without the fence compare|MUT_NO_FENCE=1|trail"
+  "fence|etcd: claim does not read the HWM|MUT_CLAIM_NO_HWM=1|trail"
+  "fence|etcd: cap raised before the write succeeds|MUT_CAP_EARLY=1|trail"
+  "fence|etcd: final HWM written before the gen. stopped|MUT_STOP_RACE=1|trail"
+  "fence|etcd: assumed: no write lands after a later one|LATE_APPLY=1|trail"
+  "file|file: the protocol, every fault||clean"
+  "file|file: HWM write without the inode check|MUT_NO_INODE_CHECK=1|trail"
+  "file|file: a fresh file read as HWM 0|MUT_NO_FRESH_WAIT=1|trail"
+  "file|file: assumed: no wall step back > 1 interval|BACK=2|trail"
+  "file|file: assumed: no file restored from a copy|STALE_COPY=1|trail"
+)
+
+field() { # file, pattern, awk field: one figure from pan's report
+  grep -m1 -E "$2" "$1" | awk "{print \$$3}"
+}
+row() { printf '%-52s %-8s %-8s %10s %8s %8s\n' "$@"; }
+
+# verify N: runs entry N of runs in $work/N-MODEL; never fails (pan.out says how it went)
+verify() {
+  local model what change expect bounds defs dir
+  IFS='|' read -r model what change expect <<<"${runs[$1]}"
+  if [[ $model == fence ]]; then bounds=("${fence_bounds[@]}"); else bounds=("${file_bounds[@]}"); fi
+  [[ -z $change ]] || mapfile -t bounds < <(with "$change" "${bounds[@]}")
+  defs=("${bounds[@]/#/-D}")
+  dir=$work/$1-$model
+  rm -rf "$dir"; mkdir -p "$dir"; cp "model/$model.pml" "$dir/"
+  printf '%s\n' "${defs[@]}" >"$dir/defs" # to replay by hand: spin -t $(cat defs) MODEL.pml
+  cd "$dir"
+  spin -a "${defs[@]}" "$model.pml" >spin.out 2>&1 &&
+    # -w: pan.c's own code draws warnings from this gcc; they are not ours to fix
+    gcc -O2 -w -DSAFETY -DMEMLIM=4096 -o pan pan.c >>spin.out 2>&1 &&
+    ./pan -m200000 >pan.out 2>&1
+  if [[ -s $model.pml.trail ]]; then
+    # the trail in words, one event a line, for the reader and for --keep
+    spin -t "${defs[@]}" "$model.pml" 2>&1 | grep -E '^ {6}[A-Za-z]|Error' | sed -E 's/^ +//' >trail.txt
+  fi
+  return 0
+}
+
+# The runs share the machine's cores, the longest first; the table keeps their order.
+for i in "${!runs[@]}"; do
+  (verify "$i") &
+  while [[ $(jobs -rp | wc -l) -ge $(nproc) ]]; do wait -n || true; done
+done
+wait
+
+echo "model: fence.pml ${fence_bounds[*]}"
+echo "model: file.pml ${file_bounds[*]}"
+row "run" "expected" "result" "states" "memory" "time"
+failed=0
+for i in "${!runs[@]}"; do
+  IFS='|' read -r model what change expect <<<"${runs[$i]}"
+  dir=$work/$i-$model out=$dir/pan.out
+  errors=$( [[ -f $out ]] && field "$out" 'errors:' 8 || true)
+  if [[ -z $errors ]]; then
+    result=ERROR
+  elif grep -qE 'max search depth too small|reached -DMEMLIM|out of memory' "$out"; then
+    result=PARTIAL
+  elif [[ $errors == 0 ]]; then
+    result=clean
+  elif grep -q 'assertion violated' "$out"; then
+    result=trail
+  else
+    result=ERROR # a trail, but not to a duplicate (an invalid end state, say)
+  fi
+  if [[ $result == ERROR && ! -s $out ]]; then
+    row "$what" "$expect" "$result" "" "" ""
+    cat "$dir/spin.out" >&2 || true
+  else
+    row "$what" "$expect" "$result" "$(field "$out" 'states, stored' 1)" \
+      "$(field "$out" 'total actual memory' 1 | cut -d. -f1) MB" "$(field "$out" 'elapsed time' 4) s"
+  fi
+  if [[ $result != "$expect" ]]; then
+    failed=1
+    [[ ! -s $dir/trail.txt ]] || { echo "model: the trail, in words:" >&2; cat "$dir/trail.txt" >&2; }
+    [[ $result != PARTIAL ]] || grep -E 'max search depth|MEMLIM|memory' "$out" >&2 || true
+  fi
+done
+
+[[ -z $keep ]] || echo "model: runs kept in $work (each trail in words: */trail.txt)"
+if [[ $failed -ne 0 ]]; then
+  echo "model: FAILED: a model has a trail, a negative control has none, or a run did not finish" >&2
+  exit 1
+fi
+echo "model: clean where expected, and every negative control yields a trail"

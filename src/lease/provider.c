@@ -1,0 +1,41 @@
+/* provider.c: the public calls on a provider, each through its class (lease_internal.h),
+ * so that the provider's struct stays out of the public header. */
+#include "lease/lease_internal.h"
+
+int idgen_lease_acquire(idgen_lease *lease, idgen_lease_grant *out) {
+  return lease->vtable->acquire(lease, out);
+}
+
+int idgen_lease_keepalive(idgen_lease *lease) {
+  return lease->vtable->keepalive(lease);
+}
+
+int idgen_lease_write_hwm(idgen_lease *lease, int64_t hwm_ms) {
+  return lease->vtable->write_hwm(lease, hwm_ms);
+}
+
+int idgen_lease_release(idgen_lease *lease, int64_t final_hwm_ms) {
+  return lease->vtable->release(lease, final_hwm_ms);
+}
+
+int idgen_lease_holders(idgen_lease *lease, idgen_lease_holder *out, size_t max,
+                        size_t *count) {
+  return lease->vtable->holders(lease, out, max, count);
+}
+
+void idgen_lease_describe(idgen_lease *lease, char *out, size_t outlen) {
+  lease->vtable->describe(lease, out, outlen);
+}
+
+const char *idgen_lease_name(const idgen_lease *lease) {
+  return lease->vtable->name;
+}
+
+const char *idgen_lease_why(const idgen_lease *lease) {
+  return lease->why;
+}
+
+void idgen_lease_free(idgen_lease *lease) {
+  if (lease)
+    lease->vtable->free(lease);
+}
