@@ -4,16 +4,21 @@
 # tests need, runs those tests, and prints a table. Exit 0 only if every test named for
 # a mutant fails under it (kills it). A mutant whose text no longer matches the code,
 # exactly once, is a failure too: the list must follow the code.
-# Usage: scripts/mutants.sh [--list FILE] [--keep] [MUTANT...]   (default: every mutant)
+# The mutants are built one after another; each one's binaries are copied aside, so its
+# tests run from the copy while the next one builds, and up to --jobs tests run at once
+# (most of them wait on real servers, not on the CPU). The table keeps the list's order.
+# Usage: scripts/mutants.sh [--list FILE] [--jobs N] [--keep] [MUTANT...]   (default: every mutant)
 #   --list FILE  the list (default tests/mutants.txt; its header says the format)
+#   --jobs N     tests run at once (default 2)
 #   --keep       keep the scratch directory (kept anyway when something fails)
 set -uo pipefail
 shopt -u patsub_replacement 2>/dev/null || true # '&' in a replacement is literal
 cd "$(dirname "$0")/.." || exit 2
-LIST=tests/mutants.txt KEEP=0 ONLY=()
+LIST=tests/mutants.txt KEEP=0 ONLY=() RUNS_AT_ONCE=2
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --list) LIST=${2:?--list needs a file}; shift 2 ;;
+    --jobs) RUNS_AT_ONCE=${2:?--jobs needs a number}; shift 2 ;;
     --keep) KEEP=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants.sh: unknown option $1" >&2; exit 2 ;;
@@ -21,7 +26,8 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -f $LIST ]] || { echo "mutants.sh: no list $LIST" >&2; exit 2; }
-JOBS=$(nproc)
+[[ $RUNS_AT_ONCE =~ ^[1-9][0-9]*$ ]] || { echo "mutants.sh: --jobs needs a number > 0, not '$RUNS_AT_ONCE'" >&2; exit 2; }
+BUILD_JOBS=$(nproc)
 
 # ---- the list -----------------------------------------------------------------------
 # Mutant i: ID[i], WHAT[i], FILE[i], KILLERS[i]; its find/replace pairs are
@@ -40,12 +46,18 @@ while IFS= read -r line || [[ -n $line ]]; do
       n=$((n + 1))
       ID[n]=${value%% *} WHAT[n]=${value#* } FILE[n]="" KILLERS[n]="" NPAIRS[n]=0
       [[ -n ${ID[n]} && ${WHAT[n]} != "${ID[n]}" ]] || bad_list "$lineno" "mutant needs an id and a description"
+      [[ ${ID[n]} =~ ^[A-Za-z0-9_.-]+$ && ${ID[n]} != baseline ]] ||
+        bad_list "$lineno" "a mutant's id is letters, digits, '-', '_' and '.', and not 'baseline'"
       ;;
     file|find|replace|killers)
       [[ $n -ge 0 ]] || bad_list "$lineno" "'$key' before the first mutant"
       case "$key" in
-        file) FILE[n]=$value ;;
-        find) FIND["$n,${NPAIRS[n]}"]=$value; NPAIRS[n]=$((NPAIRS[n] + 1)) ;;
+        file) # compiled: the tests run the binaries built from it, never the file itself
+          [[ $value == *.[ch] ]] || bad_list "$lineno" "a mutant's file is C source or a header, not '$value'"
+          FILE[n]=$value ;;
+        find)
+          [[ -n $value ]] || bad_list "$lineno" "'find' needs text"
+          FIND["$n,${NPAIRS[n]}"]=$value; NPAIRS[n]=$((NPAIRS[n] + 1)) ;;
         replace)
           [[ ${NPAIRS[n]} -gt 0 && -z ${REPL["$n,$((NPAIRS[n] - 1))"]+set} ]] ||
             bad_list "$lineno" "'replace' must follow its 'find'"
@@ -68,7 +80,8 @@ done
 
 # ---- tests: what each needs built, and how it runs ------------------------------------
 # test_X: the unit test binary; integration_X: tests/integration/X.sh on the binary and
-# the test tools; chaos:X: scenario X of the fault campaign, one phase second.
+# the test tools; integration_X:PART: only part PART of it (tests/integration/parts.bash);
+# chaos:X: scenario X of the fault campaign, one phase second.
 TOOLS=()
 for t in tests/tools/*.c; do TOOLS+=("$(basename "$t" .c)"); done
 targets_of() { # killer
@@ -81,21 +94,27 @@ targets_of() { # killer
 check_killer() { # killer: known and present?
   case "$1" in
     test_*) [[ -f tests/unit/$1.c ]] ;;
+    integration_*:*)
+      local name=${1%%:*}
+      local script=tests/integration/${name#integration_}.sh
+      [[ -f $script ]] && grep -qE "^parts( [a-z0-9_-]+)* ${1#*:}( |$)" "$script" ;;
     integration_*) [[ -f tests/integration/${1#integration_}.sh ]] ;;
     chaos:*) grep -q "^ *${1#chaos:}) " tests/chaos/run.sh ;;
     *) false ;;
   esac
 }
-run_killer() { # killer log: the test's exit status (124 on a time out)
+run_killer() { # killer bindir log: the test's exit status (124 on a time out)
   case "$1" in
-    test_*) (cd "$B" && timeout -k 10 300 "./$1") ;;
+    test_*) (cd "$2" && timeout -k 10 300 "./$1") ;;
     integration_*)
-      IDGEN_SOURCE_DIR=$S IDGEN_BUILD_DIR=$B \
-        timeout -k 10 600 bash "$S/tests/integration/${1#integration_}.sh" "$B/idgen" ;;
+      local name=${1%%:*} part=()
+      [[ $1 == *:* ]] && part=("${1#*:}")
+      IDGEN_SOURCE_DIR=$S IDGEN_BUILD_DIR=$2 \
+        timeout -k 10 600 bash "$S/tests/integration/${name#integration_}.sh" "$2/idgen" "${part[@]}" ;;
     chaos:*) # its work dir inside ours: a killed run keeps it, and ours goes
-      IDGEN_BUILD_DIR=$B timeout -k 10 600 bash "$S/tests/chaos/run.sh" --idgen "$B/idgen" \
+      IDGEN_BUILD_DIR=$2 timeout -k 10 600 bash "$S/tests/chaos/run.sh" --idgen "$2/idgen" \
         --work "$(mktemp -d "$WORK/chaos.XXXXXX")" --phase 1 --ttl 4 --strict-liveness "${1#chaos:}" ;;
-  esac >"$2" 2>&1
+  esac >"$3" 2>&1
 }
 ALL_KILLERS=() ALL_TARGETS=()
 for i in "${SELECTED[@]}"; do
@@ -113,33 +132,42 @@ done
 # ---- the scratch copy ---------------------------------------------------------------
 WORK=$(mktemp -d /tmp/idgen-mutants.XXXXXX)
 S=$WORK/src B=$WORK/build LOGS=$WORK/logs
-mkdir -p "$S" "$LOGS"
+BINS=$WORK/bin     # BINS/ID: the binaries built with mutant ID (BINS/baseline: without)
+DONE=$WORK/done    # DONE/ID.TEST: a finished run's exit status (ID.built: a build's)
+mkdir -p "$S" "$LOGS" "$BINS" "$DONE"
 git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
   [[ -e $f ]] && printf '%s\0' "$f"
 done | xargs -0 cp --parents -t "$S"
 START_S=$SECONDS
 log() { printf '[%3ds] %s\n' $((SECONDS - START_S)) "$*" >&2; }
 failures=0
-slow_baselines="" # the background job of the slow tests' baselines, while it runs
+builder="" RUNNING=() # the builder's PID while it builds; the PIDs of the tests running
 finish() {
-  if [[ -n $slow_baselines ]] && kill -0 "$slow_baselines" 2>/dev/null; then
-    pkill -TERM -P "$slow_baselines" # its test under timeout, which stops the test's group
-    kill "$slow_baselines" 2>/dev/null
-    wait "$slow_baselines" 2>/dev/null
+  local pid cmake
+  if [[ -n $builder ]] && kill -0 "$builder" 2>/dev/null; then
+    cmake=$(pgrep -P "$builder")
+    kill "$builder" 2>/dev/null
+    # shellcheck disable=SC2086 # one PID or none
+    [[ -z $cmake ]] || kill $cmake 2>/dev/null
   fi
+  # A test's timeout passes the signal on to the test, whose cleanup stops its servers;
+  # the run ends with it.
+  for pid in "${RUNNING[@]}"; do pkill -TERM -P "$pid"; done
+  wait 2>/dev/null
   if [[ $failures -eq 0 && $KEEP -eq 0 ]]; then rm -rf "$WORK"; else echo "mutants.sh: logs in $LOGS" >&2; fi
 }
 trap finish EXIT
-build() { # targets...: 0 if they build
-  cmake --build "$B" -j "$JOBS" --target "$@" >"$LOGS/build.log" 2>&1
+build() { # log targets...: 0 if they build
+  local out=$1; shift
+  cmake --build "$B" -j "$BUILD_JOBS" --target "$@" >"$out" 2>&1
 }
+keep_binaries() { # dir targets...: copies the targets just built; they link statically
+  local dir=$1; shift
+  mkdir -p "$dir" && (cd "$B" && cp "$@" "$dir/")
+}
+safe() { echo "${1//[:\/]/_}"; } # a test's name as part of a file name
 
 # Each mutant's file as it will be, now: a stale entry fails before anything is built.
-occurrences() { # text needle -> count
-  local rest=$1 count=0
-  while [[ $rest == *"$2"* ]]; do rest=${rest#*"$2"}; count=$((count + 1)); done
-  echo "$count"
-}
 RESULT=() RUN=()
 mkdir -p "$WORK/mutated" "$WORK/original"
 for i in "${SELECTED[@]}"; do
@@ -147,8 +175,8 @@ for i in "${SELECTED[@]}"; do
   if [[ -f $S/$f ]]; then
     IFS= read -r -d '' mutated <"$S/$f"
     for ((k = 0; k < NPAIRS[i]; k++)); do
-      find=${FIND["$i,$k"]}
-      c=$(occurrences "$mutated" "$find")
+      find=${FIND["$i,$k"]} rest=${mutated//"$find"/}
+      c=$(((${#mutated} - ${#rest}) / ${#find})) # how many times it occurs
       if [[ $c -ne 1 ]]; then stale="STALE: '$find' found $c times in $f"; break; fi
       mutated=${mutated/"$find"/"${REPL["$i,$k"]}"}
     done
@@ -168,84 +196,156 @@ done
 if [[ ${#RUN[@]} -gt 0 ]]; then
   log "scratch copy in $S; building ${ALL_TARGETS[*]}"
   cmake -S "$S" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$LOGS/cmake.log" 2>&1 &&
-    build "${ALL_TARGETS[@]}" || { echo "mutants.sh: the unmutated tree does not build (see $LOGS)" >&2; failures=1; exit 1; }
+    build "$LOGS/build.log" "${ALL_TARGETS[@]}" &&
+    keep_binaries "$BINS/baseline" "${ALL_TARGETS[@]}" ||
+    { echo "mutants.sh: the unmutated tree does not build (see $LOGS)" >&2; failures=1; exit 1; }
 fi
 
-# Every test must pass on the unmutated tree, or its failures would prove nothing. The
-# unit tests' baselines run now. The slow ones (integration scripts, chaos scenarios)
-# run one after another in the background while the mutants that only unit tests kill
-# are tried: those rebuild test binaries only, never the binary and tools the slow tests
-# run. The mutants that need a slow test come after the slow baselines passed.
-baseline() { # killer: 0 if it passes on the unmutated tree
-  local t0=$SECONDS log="$LOGS/baseline.${1//[:\/]/_}.log"
-  if ! run_killer "$1" "$log"; then
-    echo "mutants.sh: $1 fails without any mutant (see $log)" >&2
-    return 1
-  fi
-  log "baseline: $1 passes ($((SECONDS - t0)) s)"
-}
+# ---- the order of the runs ------------------------------------------------------------
+# Every test must pass on the unmutated tree, or its failures would prove nothing: the
+# baselines run first, the slow ones (integration scripts, chaos scenarios) ahead of the
+# unit tests, and a failed one stops everything. Then the mutants that a slow test must
+# kill, then the others: the long runs start early, the short ones fill in at the end.
 unit() { [[ $1 == test_* ]]; } # killer
-SLOW=() UNIT_ONLY=() NEEDS_SLOW=()
-for k in "${ALL_KILLERS[@]}"; do
-  [[ ${#RUN[@]} -gt 0 ]] || break
-  if unit "$k"; then
-    baseline "$k" || { failures=1; exit 1; }
-  else
-    SLOW+=("$k")
-  fi
+ORDER=() QUEUE=() # ORDER: the mutants in build order; QUEUE: "i killer" (i = baseline)
+for k in "${ALL_KILLERS[@]}"; do unit "$k" || QUEUE+=("baseline $k"); done
+for k in "${ALL_KILLERS[@]}"; do unit "$k" && QUEUE+=("baseline $k"); done
+for slow in 1 0; do
+  for i in "${RUN[@]}"; do
+    s=0
+    for k in ${KILLERS[i]}; do unit "$k" || s=1; done
+    [[ $s -eq $slow ]] || continue
+    ORDER+=("$i")
+    for k in ${KILLERS[i]}; do QUEUE+=("$i $k"); done
+  done
 done
-for i in "${RUN[@]}"; do
-  slow=0
-  for k in ${KILLERS[i]}; do unit "$k" || slow=1; done
-  if [[ $slow -eq 1 ]]; then NEEDS_SLOW+=("$i"); else UNIT_ONLY+=("$i"); fi
-done
-if [[ ${#SLOW[@]} -gt 0 ]]; then
-  (for k in "${SLOW[@]}"; do baseline "$k" || exit 1; done) &
-  slow_baselines=$!
+[[ ${#RUN[@]} -gt 0 ]] || QUEUE=()
+
+# ---- the builder: each mutant in turn, in the background ------------------------------
+# Applies the mutant, builds what its tests need, keeps those binaries in BINS/ID and
+# puts the file back (a new mtime: the next build recompiles it). DONE/ID.built says how
+# it went (0 built) and how long it took.
+build_mutants() {
+  local i f t k t0 targets
+  for i in "${ORDER[@]}"; do
+    t0=$SECONDS f=${FILE[i]} targets=()
+    for k in ${KILLERS[i]}; do
+      for t in $(targets_of "$k"); do [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t"); done
+    done
+    cp "$WORK/mutated/${ID[i]}" "$S/$f"
+    if build "$LOGS/${ID[i]}.build.log" "${targets[@]}" && keep_binaries "$BINS/${ID[i]}" "${targets[@]}"; then
+      rm -f "$LOGS/${ID[i]}.build.log"
+      echo "0 $((SECONDS - t0))" >"$DONE/${ID[i]}.built.tmp"
+    else
+      echo "1 $((SECONDS - t0))" >"$DONE/${ID[i]}.built.tmp"
+    fi
+    cp "$WORK/original/${ID[i]}" "$S/$f"
+    mv "$DONE/${ID[i]}.built.tmp" "$DONE/${ID[i]}.built"
+  done
+}
+if [[ ${#ORDER[@]} -gt 0 ]]; then
+  build_mutants &
+  builder=$!
 fi
 
-# ---- each mutant --------------------------------------------------------------------
-for i in "${UNIT_ONLY[@]}" wait-for-slow-baselines "${NEEDS_SLOW[@]}"; do
-  if [[ $i == wait-for-slow-baselines ]]; then
-    ok=0
-    [[ -z $slow_baselines ]] || wait "$slow_baselines" || ok=$?
-    slow_baselines="" # reaped: its PID is no longer ours to signal
-    [[ $ok -eq 0 ]] || { failures=1; exit 1; }
-    continue
-  fi
-  t0=$SECONDS
-  f=${FILE[i]}
-  cp "$WORK/mutated/${ID[i]}" "$S/$f"
-  targets=()
+# ---- the runs: up to RUNS_AT_ONCE at a time ------------------------------------------
+declare -A LEFT STARTED # per mutant: runs not finished yet; when its first run started
+for i in "${RUN[@]}"; do LEFT[$i]=$(wc -w <<<"${KILLERS[i]}"); done
+run_name() { # i -> the name its runs and binaries go by
+  if [[ $1 == baseline ]]; then echo baseline; else echo "${ID[$1]}"; fi
+}
+start_run() { # i killer
+  local name; name=$(run_name "$1")
+  local out; out=$DONE/$name.$(safe "$2")
+  [[ $1 == baseline ]] || [[ -n ${STARTED[$1]:-} ]] || STARTED[$1]=$SECONDS
+  (
+    t0=$SECONDS
+    run_killer "$2" "$BINS/$name" "$LOGS/$name.$(safe "$2").log"
+    echo "$? $((SECONDS - t0))" >"$out.tmp" && mv "$out.tmp" "$out"
+  ) &
+  RUNNING+=($!)
+}
+# The mutant's result once all its runs are in: killed, or SURVIVED, and by which test.
+judge() { # i
+  local i=$1 k rc secs killed=() missed=()
   for k in ${KILLERS[i]}; do
-    for t in $(targets_of "$k"); do [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t"); done
+    read -r rc secs <"$DONE/${ID[i]}.$(safe "$k")"
+    case $rc in
+      0) missed+=("$k") ;;
+      124|137) killed+=("$k (time out)") ;;
+      *) killed+=("$k") ;;
+    esac
   done
-  if ! build "${targets[@]}"; then
-    cp "$LOGS/build.log" "$LOGS/${ID[i]}.build.log"
-    RESULT[i]="DOES NOT BUILD (see ${ID[i]}.build.log)"; failures=$((failures + 1))
+  if [[ ${#killed[@]} -eq 0 ]]; then
+    RESULT[i]="SURVIVED"
   else
-    killed=() missed=()
-    for k in ${KILLERS[i]}; do
-      run_killer "$k" "$LOGS/${ID[i]}.${k//[:\/]/_}.log"
-      case $? in
-        0) missed+=("$k") ;;
-        124|137) killed+=("$k (time out)") ;;
-        *) killed+=("$k") ;;
-      esac
-    done
-    if [[ ${#killed[@]} -eq 0 ]]; then
-      RESULT[i]="SURVIVED"
-    else
-      RESULT[i]="killed by $(printf '%s, ' "${killed[@]}")" RESULT[i]=${RESULT[i]%, }
-    fi
-    if [[ ${#missed[@]} -gt 0 ]]; then
-      [[ ${#killed[@]} -gt 0 ]] && RESULT[i]+="; NOT by $(printf '%s, ' "${missed[@]}")" RESULT[i]=${RESULT[i]%, }
-      failures=$((failures + 1))
-    fi
+    RESULT[i]="killed by $(printf '%s, ' "${killed[@]}")" RESULT[i]=${RESULT[i]%, }
   fi
-  cp "$WORK/original/${ID[i]}" "$S/$f" # a new mtime: the next build recompiles it
-  log "${ID[i]}: ${RESULT[i]} ($((SECONDS - t0)) s)"
+  if [[ ${#missed[@]} -gt 0 ]]; then
+    [[ ${#killed[@]} -gt 0 ]] && RESULT[i]+="; NOT by $(printf '%s, ' "${missed[@]}")" RESULT[i]=${RESULT[i]%, }
+    failures=$((failures + 1))
+  fi
+  rm -rf "${BINS:?}/${ID[i]}"
+  read -r rc secs <"$DONE/${ID[i]}.built"
+  log "${ID[i]}: ${RESULT[i]} (build $secs s, tests $((SECONDS - STARTED[$i])) s)"
+}
+# Takes in the runs that ended: a failed baseline ends the whole check.
+reap() {
+  local pid still=() entry i k rc secs
+  for pid in "${RUNNING[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then still+=("$pid"); else wait "$pid"; fi
+  done
+  RUNNING=("${still[@]}")
+  for entry in "${!PENDING[@]}"; do
+    read -r i k <<<"${PENDING[$entry]}"
+    [[ -f $DONE/$(run_name "$i").$(safe "$k") ]] || continue
+    unset "PENDING[$entry]"
+    read -r rc secs <"$DONE/$(run_name "$i").$(safe "$k")"
+    if [[ $i == baseline ]]; then
+      if [[ $rc -ne 0 ]]; then
+        echo "mutants.sh: $k fails without any mutant (see $LOGS/baseline.$(safe "$k").log)" >&2
+        failures=1
+        exit 1
+      fi
+      log "baseline: $k passes ($secs s)"
+    else
+      LEFT[$i]=$((LEFT[$i] - 1))
+      [[ ${LEFT[$i]} -gt 0 ]] || judge "$i"
+    fi
+  done
+}
+# ready: the binaries of the next run are built (or will never be: then its result is
+# DOES NOT BUILD, and its runs are dropped).
+declare -A PENDING # the runs started and not yet taken in, by number: "i killer"
+next=0 started=0
+while [[ $next -lt ${#QUEUE[@]} || ${#PENDING[@]} -gt 0 ]]; do
+  reap
+  while [[ $next -lt ${#QUEUE[@]} && ${#RUNNING[@]} -lt $RUNS_AT_ONCE ]]; do
+    read -r i k <<<"${QUEUE[next]}"
+    if [[ $i != baseline ]]; then
+      if [[ ! -f $DONE/${ID[i]}.built ]]; then
+        kill -0 "$builder" 2>/dev/null || [[ -f $DONE/${ID[i]}.built ]] ||
+          { echo "mutants.sh: the builder stopped before ${ID[i]}" >&2; failures=1; exit 1; }
+        break
+      fi
+      read -r rc secs <"$DONE/${ID[i]}.built"
+      if [[ $rc -ne 0 ]]; then
+        if [[ -z ${RESULT[i]:-} ]]; then
+          RESULT[i]="DOES NOT BUILD (see ${ID[i]}.build.log)"; failures=$((failures + 1))
+          log "${ID[i]}: ${RESULT[i]}"
+        fi
+        next=$((next + 1))
+        continue
+      fi
+    fi
+    start_run "$i" "$k"
+    PENDING[$started]="$i $k"
+    started=$((started + 1)) next=$((next + 1))
+  done
+  sleep 0.2
 done
+[[ -z $builder ]] || wait "$builder"
+builder=""
 
 # ---- the table ----------------------------------------------------------------------
 echo

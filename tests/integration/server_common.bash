@@ -90,6 +90,31 @@ start_server() {
   cat "$SERVER_LOG" >&2
 }
 
+# serve_refused LOG [serve options...]: an `idgen serve` that must refuse to start; prints
+# its exit status, or "started" once it holds a worker ID (it is stopped then: a server
+# wrongly started fails the check at once, not after a time out), or "still running
+# after 20 s" for one that neither starts nor exits.
+serve_refused() {
+  local log=$1 pid i rc=0
+  shift
+  : >"$log"
+  "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 "$@" 2>"$log" &
+  pid=$!
+  for ((i = 0; i < 200; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    grep -q ' lease state=held' "$log" && break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    if grep -q ' lease state=held' "$log"; then echo started; else echo "still running after 20 s"; fi
+    kill -TERM "$pid"
+    wait "$pid" || true
+    return 0
+  fi
+  wait "$pid" || rc=$?
+  echo "$rc"
+}
+
 # stop_server: SIGTERM, wait, and return the exit status.
 stop_server() {
   local pid=${1:-$SERVER_PID} rc=0
