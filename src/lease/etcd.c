@@ -185,8 +185,8 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
   return rc;
 }
 
-/* Reads the HWM record at hkey into *rec (all zero when there is none) and its
- * mod_revision into *revision (0: none): for a claim adopted from a listing, whose
+/* Reads the HWM record at hkey into *rec (all zero when there is none) and, if revision
+ * is not NULL, its mod_revision (0: none): for a claim adopted from a listing, whose
  * transaction's reply was lost. */
 static int read_hwm(etcd_lease *e, const char *hkey, idgen__record *rec, int *found,
                     int64_t *revision) {
@@ -199,7 +199,8 @@ static int read_hwm(etcd_lease *e, const char *hkey, idgen__record *rec, int *fo
     return idgen__why(&e->base, IDGEN_EPROTO, "etcd range: unexpected reply");
   memset(rec, 0, sizeof *rec);
   *found = n > 0;
-  *revision = n > 0 ? kvs[0].mod_revision : 0;
+  if (revision)
+    *revision = n > 0 ? kvs[0].mod_revision : 0;
   rc = n > 0 ? idgen__record_parse(kvs[0].value, kvs[0].value_len, rec) : 0;
   free(kvs);
   return rc;
@@ -327,11 +328,11 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     memset(&rec, 0, sizeof rec);
     memset(&orec, 0, sizeof orec);
     int found = 0, ofound = 0;
-    int64_t hrev = 0, ohrev = 0; /* our HWM key's revision: our first write's compare */
+    int64_t hrev = 0; /* our HWM key's revision: our first write's compare */
     const char *bad = hkey;
     if (ours) {
       rc = read_hwm(e, hkey, &rec, &found, &hrev);
-      if (!rc && other && (rc = read_hwm(e, ohkey, &orec, &ofound, &ohrev)))
+      if (!rc && other && (rc = read_hwm(e, ohkey, &orec, &ofound, NULL)))
         bad = ohkey;
       if (rc && rc != IDGEN_EEMPTY && rc != IDGEN_EFORMAT)
         goto fail; /* not the record: etcd itself */

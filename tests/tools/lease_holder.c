@@ -132,15 +132,14 @@ int main(int argc, char **argv) {
     idgen_keeper_state state = idgen_keeper_state_get(keeper);
     if (!started && state == IDGEN_KEEPER_HELD)
       started = idgen_monotonic_ns();
+    idgen_keeper_stats_get(keeper, &st);
     if ((int)state != last_state) {
-      idgen_keeper_stats_get(keeper, &st);
       fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n",
               idgen_keeper_state_name(state), (long long)st.worker, (long long)st.floor_ms,
               (long long)st.hwm_ms);
       last_state = (int)state;
     }
-    idgen_keeper_stats_get(keeper, &st); /* the HWM the keeper holds written, on change */
-    if (st.hwm_ms != last_hwm) {
+    if (st.hwm_ms != last_hwm) { /* the HWM the keeper holds written, on change */
       fprintf(stderr, "# hwm %lld\n", (long long)st.hwm_ms);
       last_hwm = st.hwm_ms;
     }
