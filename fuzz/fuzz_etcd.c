@@ -23,6 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (idgen__etcd_parse_range(body, size, &kvs, &n) == 0)
     free(kvs);
   idgen__etcd_parse_txn(body, size, &succeeded, 1, &kv, &found);
+  idgen__etcd_hwm_put put;
+  idgen__etcd_parse_fenced_put(body, size, 12, 41, &put, &a, &kv);
   idgen__record rec;
   idgen__record_parse(body, size, &rec);
   char out[256];

@@ -5,18 +5,19 @@
  * argument (docs/leases.md) claims not to depend on is left to the adversary: leases
  * expire at any moment, clocks read anything, deadlines pass at any moment, holders
  * pause between any two steps, crash and restart, stop; replies are lost after the
- * store applied a request; the store loses quorum. The property, checked at every
- * issue: no two holder incarnations issue the same (worker, timestamp).
+ * store applied a request; a HWM write its client gave up on is applied later, after
+ * later ones; the store loses quorum. The property, checked at every issue: no two
+ * holder incarnations issue the same (worker, timestamp).
  * model/README.md says what follows the code, where the model differs, and the bounds.
  *
  * Mutations, each of which must yield a counterexample (scripts/model.sh runs them):
  *   MUT_NO_FENCE      the HWM write without its compare LEASE(worker key) == our lease
+ *   MUT_NO_REV        the HWM write without its compare MOD(HWM key) == the revision
+ *                     its holder last saw
  *   MUT_CLAIM_NO_HWM  the claim does not read the HWM; it is read with the worker list
  *   MUT_CAP_EARLY     the cap raised before the HWM write succeeds
  *   MUT_STOP_RACE     keeper_stop disarms the generator first, a keeper step in flight
  *                     re-arms it, and the final HWM is written while it can still issue
- * A fault the clean run leaves out (see the README):
- *   LATE_APPLY        a HWM write its client gave up on is applied after a later one
  */
 
 /* ---- bounds (spin -DNAME=value) ---------------------------------------------------- */
@@ -41,11 +42,16 @@
 #ifndef OUTAGES
 #define OUTAGES 1 /* times the store loses quorum */
 #endif
+#ifndef LATES
+#define LATES 1 /* HWM writes that arrive late (after later ones), all holders together */
+#endif
+#define LATE_APPLY (LATES > 0)
 
 /* request results, as the keeper sees them */
 #define OK 0
 #define ELEASE 1   /* the lease is gone, or the fence compare failed */
 #define EUNAVAIL 2 /* no quorum, or the reply was lost after the store applied it */
+#define EMOVED 3   /* the HWM key's revision compare failed, the fence held (a retry) */
 
 /* keeper states (keeper.c), and CLAIM: a free worker ID listed, its claim next */
 #define ACQ 0
@@ -79,20 +85,23 @@ bool sreq[N];   /* keeper_stop called, not yet done (MUT_STOP_RACE only) */
 byte w[N];      /* the worker ID listed or held */
 byte fl[N];     /* the HWM the claim read: the floor */
 byte hw[N];     /* the last HWM this keeper wrote (keeper.c hwm_ms) */
+bool rseen[N];  /* the HWM key's revision this keeper last saw (etcd.c hwm_revision) is
+                 * still the key's: no write has landed on it since */
 byte gst[N];    /* the generator: ARMED, NOTARMED, REFUSED, STOPPED */
 byte gw[N];     /* its worker */
 byte gcap[N];   /* its cap */
 byte gnext[N];  /* the lowest timestamp its state word lets it issue */
 bool wat[N];    /* this incarnation made the watched issue */
-#ifdef LATE_APPLY
+#if LATE_APPLY
 byte late[N];   /* a HWM write its client gave up on, still on its way; 0: none */
 byte latew[N];  /* its worker */
 bool lorph[N];  /* its lease is now the orphan bound to latew (else: the holder's) */
+bool lseen[N];  /* the revision it compares is still the HWM key's */
 #endif
 hidden byte name[N]; /* for trails only: holder * 10 + incarnation, moved with records */
 #define WHO(k) 'A' + name[k] / 10, name[k] % 10
 
-byte crashes, stops, outages;
+byte crashes, stops, outages, lates;
 
 /* ---- the property: one (worker, timestamp), chosen at its first issue -------------- */
 bool watched;
@@ -107,6 +116,16 @@ int ka, kb;
 #else
 #define FENCE(k) (wk[w[k]] == OWNER(k)) /* compare: LEASE(worker key) == our lease */
 #endif
+/* Revisions are etcd's global counter: every write that lands makes a new one, so "the
+ * revision k saw is the key's" is exactly "nothing landed on it since k saw it": a bit,
+ * cleared for everyone when a write lands, set for k when a reply tells k the revision. */
+#ifdef MUT_NO_REV
+#define REV(k) true
+#define LATE_REV(k) true
+#else
+#define REV(k) rseen[k]         /* compare: MOD(HWM key) == the revision k saw */
+#define LATE_REV(k) lseen[k]    /* the same compare, in a write that arrives late */
+#endif
 
 /* ---- the store's side of a lease --------------------------------------------------- */
 
@@ -118,8 +137,8 @@ inline lease_gone(k) {
   :: i < W -> if :: wk[i] == OWNER(k) -> wk[i] = NOKEY :: else fi; i++
   :: else -> break
   od;
-#ifdef LATE_APPLY
-  if :: !lorph[k] -> late[k] = 0; latew[k] = 0 :: else fi;
+#if LATE_APPLY
+  if :: !lorph[k] -> late[k] = 0; latew[k] = 0; lseen[k] = false :: else fi;
 #endif
   i = 0
 }
@@ -131,25 +150,26 @@ inline lease_orphaned(k) {
   i = 0;
   do
   :: i < W ->
-#ifdef LATE_APPLY
+#if LATE_APPLY
     if :: wk[i] == OWNER(k) && !lorph[k] && latew[k] == i && late[k] != 0 -> lorph[k] = true
     :: else fi;
 #endif
     if :: wk[i] == OWNER(k) -> wk[i] = ORPHAN :: else fi; i++
   :: else -> break
   od;
-#ifdef LATE_APPLY
-  if :: !lorph[k] -> late[k] = 0; latew[k] = 0 :: else fi;
+#if LATE_APPLY
+  if :: !lorph[k] -> late[k] = 0; latew[k] = 0; lseen[k] = false :: else fi;
 #endif
   i = 0
 }
 
 inline orphan_gone(x) {
   wk[x] = NOKEY;
-#ifdef LATE_APPLY
+#if LATE_APPLY
   i = 0;
   do
-  :: i < N -> if :: lorph[i] && latew[i] == x -> late[i] = 0; latew[i] = 0; lorph[i] = false
+  :: i < N -> if :: lorph[i] && latew[i] == x -> late[i] = 0; latew[i] = 0; lorph[i] = false;
+                    lseen[i] = false
              :: else fi; i++
   :: else -> break
   od;
@@ -166,25 +186,67 @@ inline revoke(k) {
   fi
 }
 
-/* for trails: what became of a HWM write */
-inline tell_write(k, v) {
+/* A write lands on the HWM key of worker x: a new revision, which nobody has seen. */
+inline hwm_lands(x, value) {
+  hwm[x] = value;
+  i = 0;
+  do
+  :: i < N ->
+    if :: w[i] == x -> rseen[i] = false :: else fi;
+#if LATE_APPLY
+    if :: late[i] != 0 && latew[i] == x -> lseen[i] = false :: else fi;
+#endif
+    i++
+  :: else -> break
+  od;
+  i = 0
+}
+
+/* One transaction of etcd.c fenced_put(): compare LEASE(worker key) == our lease and
+ * MOD(HWM key) == the revision we saw; put the HWM key; the failure reads both keys. */
+inline hwm_txn(k, value) {
   if
-  :: rc == OK -> printf("%c%d writes HWM %d for worker %d: ok\n", WHO(k), v, w[k])
-  :: rc == ELEASE -> printf("%c%d writes HWM %d for worker %d: refused (not its lease)\n",
-                            WHO(k), v, w[k])
-  :: else -> printf("%c%d writes HWM %d for worker %d: no answer\n", WHO(k), v, w[k])
+  :: up && FENCE(k) && REV(k) ->
+    hwm_lands(w[k], value);
+    if
+    :: rc = OK; rseen[k] = true; /* the reply's revision */
+      printf("%c%d writes HWM %d for worker %d: ok\n", WHO(k), value, w[k])
+    :: rc = EUNAVAIL;
+      printf("%c%d writes HWM %d for worker %d: applied, the reply is lost\n", WHO(k), value,
+             w[k])
+    fi
+  :: up && !FENCE(k) -> rc = ELEASE;
+    printf("%c%d writes HWM %d for worker %d: refused (not its lease)\n", WHO(k), value, w[k])
+  :: up && FENCE(k) && !REV(k) -> rc = EMOVED; rseen[k] = true; /* the failure's read */
+    printf("%c%d writes HWM %d for worker %d: refused (the HWM key moved)\n", WHO(k), value,
+           w[k])
+  :: !up -> rc = EUNAVAIL;
+    printf("%c%d writes HWM %d for worker %d: no answer\n", WHO(k), value, w[k])
+#if LATE_APPLY
+  :: lv[k] && late[k] == 0 && lates < LATES ->
+    late[k] = value; latew[k] = w[k]; lorph[k] = false; lseen[k] = REV(k); rc = EUNAVAIL;
+    lates++;
+    printf("%c%d writes HWM %d for worker %d: no answer (still on its way)\n", WHO(k), value,
+           w[k])
+#endif
   fi
 }
 
-/* etcd.c fenced_put(): compare LEASE(worker key) == our lease; put the HWM key */
+/* etcd.c fenced_put(): the transaction; when the HWM key moved under our lease, once
+ * more at the revision the failure read, with the higher of our value and the one it
+ * read (the HWM never goes down on a retry). The retry is in the same atomic step; what
+ * could come between the two (a write landing, quorum lost, the retry lost) ends it
+ * without a write, as its last branch does. */
 inline write_hwm(k, value) {
+  hwm_txn(k, value);
   if
-  :: up && FENCE(k) -> hwm[w[k]] = value; if :: rc = OK :: rc = EUNAVAIL /* reply lost */ fi
-  :: up && !FENCE(k) -> rc = ELEASE /* the txn did not succeed */
-  :: !up -> rc = EUNAVAIL
-#ifdef LATE_APPLY
-  :: lv[k] && late[k] == 0 -> late[k] = value; latew[k] = w[k]; lorph[k] = false; rc = EUNAVAIL
-#endif
+  :: rc == EMOVED ->
+    if
+    :: hwm[w[k]] > value -> hwm_txn(k, hwm[w[k]])
+    :: hwm[w[k]] <= value -> hwm_txn(k, value)
+    :: rc = EUNAVAIL
+    fi
+  :: else
   fi
 }
 
@@ -251,7 +313,6 @@ inline do_hwm(k) {
   if :: st[k] == HELD && gcap[k] < cap -> gcap[k] = cap :: else fi;
 #endif
   write_hwm(k, cap);
-  tell_write(k, cap);
   if :: rc == OK -> hw[k] = cap :: else fi
 }
 
@@ -259,7 +320,7 @@ inline do_hwm(k) {
 inline lose(k) {
   printf("%c%d loses worker %d\n", WHO(k), w[k]);
   gst[k] = NOTARMED; gw[k] = 0; gcap[k] = 0;
-  st[k] = ACQ; w[k] = 0; fl[k] = 0; hw[k] = 0
+  st[k] = ACQ; w[k] = 0; fl[k] = 0; hw[k] = 0; rseen[k] = false
 }
 
 /* keeper.c acquire() -> etcd_acquire(): revoke a lease from before a loss, grant a
@@ -284,7 +345,7 @@ inline acquiring(k) {
 }
 
 /* the claim, one transaction: compare CREATE(worker key) == 0; put it bound to our
- * lease; read the HWM */
+ * lease; read the HWM, and its revision: our first HWM write's compare */
 inline claiming(k) {
   if
   :: up && lv[k] && wk[w[k]] == NOKEY ->
@@ -294,7 +355,7 @@ inline claiming(k) {
 #endif
     if
     :: printf("%c%d claims worker %d, HWM %d\n", WHO(k), w[k], fl[k]);
-      hw[k] = fl[k]; st[k] = WAIT
+      hw[k] = fl[k]; rseen[k] = true; st[k] = WAIT
     :: printf("%c%d claims worker %d; the reply is lost\n", WHO(k), w[k]);
       revoke(k); st[k] = ACQ; w[k] = 0; fl[k] = 0
     fi
@@ -345,11 +406,11 @@ inline held(k) {
 /* a keepalive and a fenced write prove the lease is still ours; then arm again */
 inline lost(k) {
   if
-  :: up && !lv[k] -> st[k] = ACQ; w[k] = 0; fl[k] = 0; hw[k] = 0
+  :: up && !lv[k] -> st[k] = ACQ; w[k] = 0; fl[k] = 0; hw[k] = 0; rseen[k] = false
   :: up && lv[k] && CAN_HWM(k) ->
     do_hwm(k);
     if
-    :: rc == ELEASE -> st[k] = ACQ; w[k] = 0; fl[k] = 0; hw[k] = 0
+    :: rc == ELEASE -> st[k] = ACQ; w[k] = 0; fl[k] = 0; hw[k] = 0; rseen[k] = false
     :: rc == OK -> arm(k); st[k] = HELD
     :: else
     fi
@@ -367,11 +428,11 @@ inline stopping(k) {
 #endif
   cap = (st[k] == HELD -> (gnext[k] > fl[k] + 1 -> gnext[k] - 1 : fl[k]) : 0);
   if
-  :: cap > 0 -> printf("%c%d stops\n", WHO(k)); write_hwm(k, cap); tell_write(k, cap)
+  :: cap > 0 -> printf("%c%d stops\n", WHO(k)); write_hwm(k, cap)
   :: else -> printf("%c%d stops\n", WHO(k))
   fi;
   revoke(k);
-  st[k] = DONE; sreq[k] = false; w[k] = 0; fl[k] = 0; hw[k] = 0
+  st[k] = DONE; sreq[k] = false; w[k] = 0; fl[k] = 0; hw[k] = 0; rseen[k] = false
 }
 
 /* kill -9 and a new process: a new keeper and generator, a clock that reads anything;
@@ -379,7 +440,7 @@ inline stopping(k) {
 inline crash(k) {
   printf("%c%d crashes\n", WHO(k));
   if :: lv[k] -> lease_orphaned(k) :: else fi;
-  st[k] = ACQ; sreq[k] = false; w[k] = 0; fl[k] = 0; hw[k] = 0;
+  st[k] = ACQ; sreq[k] = false; w[k] = 0; fl[k] = 0; hw[k] = 0; rseen[k] = false;
   gst[k] = NOTARMED; gw[k] = 0; gcap[k] = 0; gnext[k] = 0; wat[k] = false;
   name[k] = name[k] + 1
 }
@@ -408,23 +469,23 @@ inline step(k) {
 
 /* ---- symmetry: holders are alike, so states that differ by an order of the records
  * are one state; after every step the records are sorted ----------------------------- */
-#ifdef LATE_APPLY
-#define LATE_KEY(k) ((late[k] * 2 + latew[k]) * 2 + lorph[k])
+#if LATE_APPLY
+#define LATE_KEY(k) (((late[k] * 2 + latew[k]) * 2 + lorph[k]) * 2 + lseen[k])
 #else
 #define LATE_KEY(k) 0
 #endif
 #define OWNS(k, x) (x < W && wk[x] == OWNER(k))
-#define KEY(k) ((((((((((((st[k] * 2 + lv[k]) * 2 + sreq[k]) * 2 + w[k]) * 8 + fl[k]) * 8 + \
-  hw[k]) * 4 + gst[k]) * 2 + gw[k]) * 8 + gcap[k]) * 8 + gnext[k]) * 2 + wat[k]) * 4 + \
-  OWNS(k, 0) * 2 + OWNS(k, 1)) * 64 + LATE_KEY(k))
+#define KEY(k) (((((((((((((st[k] * 2 + lv[k]) * 2 + sreq[k]) * 2 + w[k]) * 8 + fl[k]) * 8 + \
+  hw[k]) * 4 + gst[k]) * 2 + gw[k]) * 8 + gcap[k]) * 8 + gnext[k]) * 2 + wat[k]) * 2 + \
+  rseen[k]) * 4 + OWNS(k, 0) * 2 + OWNS(k, 1)) * 64 + LATE_KEY(k))
 
 #define SWAP(a, x, y) tmp = a[x]; a[x] = a[y]; a[y] = tmp
 inline swap(x, y) {
   SWAP(st, x, y); SWAP(lv, x, y); SWAP(sreq, x, y); SWAP(w, x, y); SWAP(fl, x, y);
   SWAP(hw, x, y); SWAP(gst, x, y); SWAP(gw, x, y); SWAP(gcap, x, y); SWAP(gnext, x, y);
-  SWAP(wat, x, y); SWAP(name, x, y);
-#ifdef LATE_APPLY
-  SWAP(late, x, y); SWAP(latew, x, y); SWAP(lorph, x, y);
+  SWAP(wat, x, y); SWAP(rseen, x, y); SWAP(name, x, y);
+#if LATE_APPLY
+  SWAP(late, x, y); SWAP(latew, x, y); SWAP(lorph, x, y); SWAP(lseen, x, y);
 #endif
   tmp = 0;
   do
@@ -499,20 +560,21 @@ end:
   :: atomic { up && outages < OUTAGES -> printf("the store loses quorum\n");
       up = false; outages++ }
   :: atomic { !up -> printf("the store has quorum again\n"); up = true }
-#ifdef LATE_APPLY
+#if LATE_APPLY
   :: atomic {
-      /* a HWM write its client gave up on reaches the store now, compare and all */
+      /* a HWM write its client gave up on reaches the store now, compares and all */
       PICK;
       if
       :: late[h] != 0 ->
         if
-        :: up && ((!lorph[h] && wk[latew[h]] == OWNER(h)) ||
-                  (lorph[h] && wk[latew[h]] == ORPHAN)) ->
+        :: up && LATE_REV(h) && ((!lorph[h] && wk[latew[h]] == OWNER(h)) ||
+                                 (lorph[h] && wk[latew[h]] == ORPHAN)) ->
           printf("%c%d's late HWM write %d lands\n", WHO(h), late[h]);
-          hwm[latew[h]] = late[h]
-        :: else
+          hwm_lands(latew[h], late[h])
+        :: else ->
+          printf("%c%d's late HWM write %d arrives: refused\n", WHO(h), late[h])
         fi;
-        late[h] = 0; latew[h] = 0; lorph[h] = false
+        late[h] = 0; latew[h] = 0; lorph[h] = false; lseen[h] = false
       :: else
       fi;
       canon()

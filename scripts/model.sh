@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 usage() { echo "usage: scripts/model.sh [--keep DIR] [fence|file:NAME=VALUE ...]" >&2; exit 2; }
 # The bounds of the clean runs (model/README.md says what each means and costs).
-fence_bounds=(N=3 W=1 VMAX=3 AHEAD=0 CRASHES=1 STOPS=1 OUTAGES=1)
+fence_bounds=(N=3 W=1 VMAX=3 AHEAD=0 CRASHES=1 STOPS=1 OUTAGES=1 LATES=1)
 file_bounds=(N=3 TMAX=5 AHEAD=1 INTERVAL=1 BACK=1 REMOVES=1 CRASHES=1 STOPS=1)
 
 # with NAME=VALUE LIST...: LIST with NAME set to VALUE
@@ -44,7 +44,7 @@ runs=(
   "fence|etcd: claim does not read the HWM|MUT_CLAIM_NO_HWM=1|trail"
   "fence|etcd: cap raised before the write succeeds|MUT_CAP_EARLY=1|trail"
   "fence|etcd: final HWM written before the gen. stopped|MUT_STOP_RACE=1|trail"
-  "fence|etcd: assumed: no write lands after a later one|LATE_APPLY=1|trail"
+  "fence|etcd: HWM write without the revision compare|MUT_NO_REV=1|trail"
   "file|file: the protocol, every fault||clean"
   "file|file: HWM write without the inode check|MUT_NO_INODE_CHECK=1|trail"
   "file|file: a fresh file read as HWM 0|MUT_NO_FRESH_WAIT=1|trail"

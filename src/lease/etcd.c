@@ -25,8 +25,9 @@ typedef struct etcd_lease {
   int64_t start_ms;
   int64_t lease_id; /* 0: none */
   int held;
-  uint64_t fork_gen; /* the fork generation when it was opened */
-  uint64_t worker;   /* the claimed value held */
+  int64_t hwm_revision; /* our HWM key's mod_revision as we last saw it (0: no key) */
+  uint64_t fork_gen;    /* the fork generation when it was opened */
+  uint64_t worker;      /* the claimed value held */
   /* the last reply, as post() left it (owned by http) */
   const char *body;
   size_t len;
@@ -184,9 +185,11 @@ static int check_skew(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw) {
   return rc;
 }
 
-/* Reads the HWM record at hkey into *rec (all zero when there is none): for a claim
- * adopted from a listing, whose transaction's reply was lost. */
-static int read_hwm(etcd_lease *e, const char *hkey, idgen__record *rec, int *found) {
+/* Reads the HWM record at hkey into *rec (all zero when there is none) and, if revision
+ * is not NULL, its mod_revision (0: none): for a claim adopted from a listing, whose
+ * transaction's reply was lost. */
+static int read_hwm(etcd_lease *e, const char *hkey, idgen__record *rec, int *found,
+                    int64_t *revision) {
   int rc = post_free(e, "/v3/kv/range", idgen__etcd_range_body(hkey, NULL));
   if (rc || (rc = reply_error(e, "range")))
     return rc;
@@ -196,6 +199,8 @@ static int read_hwm(etcd_lease *e, const char *hkey, idgen__record *rec, int *fo
     return idgen__why(&e->base, IDGEN_EPROTO, "etcd range: unexpected reply");
   memset(rec, 0, sizeof *rec);
   *found = n > 0;
+  if (revision)
+    *revision = n > 0 ? kvs[0].mod_revision : 0;
   rc = n > 0 ? idgen__record_parse(kvs[0].value, kvs[0].value_len, rec) : 0;
   free(kvs);
   return rc;
@@ -323,10 +328,11 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     memset(&rec, 0, sizeof rec);
     memset(&orec, 0, sizeof orec);
     int found = 0, ofound = 0;
+    int64_t hrev = 0; /* our HWM key's revision: our first write's compare */
     const char *bad = hkey;
     if (ours) {
-      rc = read_hwm(e, hkey, &rec, &found);
-      if (!rc && other && (rc = read_hwm(e, ohkey, &orec, &ofound)))
+      rc = read_hwm(e, hkey, &rec, &found, &hrev);
+      if (!rc && other && (rc = read_hwm(e, ohkey, &orec, &ofound, NULL)))
         bad = ohkey;
       if (rc && rc != IDGEN_EEMPTY && rc != IDGEN_EFORMAT)
         goto fail; /* not the record: etcd itself */
@@ -369,6 +375,7 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
         races++;
         continue; /* lost a race, or an earlier attempt of ours won it: list again */
       }
+      hrev = found ? hwm.mod_revision : 0;
       rc = hwm_record(&hwm, found, &rec);
       if (!rc && other && (rc = hwm_record(&ohwm, ofound, &orec)))
         bad = ohkey;
@@ -385,6 +392,7 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     }
     e->held = 1;
     e->worker = w;
+    e->hwm_revision = hrev;
     out->worker = idgen_lease_space_worker(&e->space, w);
     out->hwm_ms = rec.hwm_ms > orec.hwm_ms ? rec.hwm_ms : orec.hwm_ms;
     out->ttl_ms = ttl * 1000;
@@ -424,6 +432,22 @@ static int etcd_keepalive(idgen_lease *l) {
   return 0;
 }
 
+/* Writes our HWM, one transaction with two compares:
+ * - LEASE(worker key) == our lease, the fence (docs/leases.md, step 2);
+ * - MOD(HWM key) == the revision we last saw it at (read with the claim, then the one
+ *   each write of ours made): no write has landed on it since (step 3).
+ * Why the second: etcd may apply a request after its client gave up on it (a timeout,
+ * then the same body on the next endpoint, or the next interval's write). A write of
+ * ours applied after a later one would lower the HWM below the cap we armed with, and
+ * the next holder would wait past the lower HWM only. With the compare, a write applied
+ * late expects a revision that the later write has moved the key from: refused.
+ * When only the second compare fails, the failure branch read both keys: the worker
+ * key still carries our lease, so the write that moved the HWM key was one of ours
+ * (applied, its reply lost: anyone else's fenced write needs our lease on the key), or an
+ * operator's. Take its revision and write again, once, the higher of our HWM and the
+ * one it left: ours is at or above every cap the generator was given (the keeper never
+ * writes below its last HWM written, and the final HWM below the last one only once
+ * nothing can issue), and the retry never lowers the HWM either. */
 static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
   idgen__record rec;
   idgen__record_self(&rec, e->host, e->start_ms, e->space.datacenter, e->region);
@@ -432,21 +456,36 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
   char wkey[160], hkey[160], value[512];
   key_of(e, "workers", e->worker, wkey, sizeof wkey);
   key_of(e, "hwm", e->worker, hkey, sizeof hkey);
-  if (idgen__record_format(&rec, value, sizeof value) < 0)
-    return idgen__why(&e->base, IDGEN_EBUFSIZE, "holder record too long");
-  int rc = post_free(e, "/v3/kv/txn",
-                     idgen__etcd_fenced_put_body(wkey, e->lease_id, hkey, value));
-  if (rc)
-    return rc;
-  if ((rc = reply_error(e, "HWM txn")))
-    return rc;
-  int ok = 0;
-  if (idgen__etcd_parse_txn(e->body, e->len, &ok, 0, NULL, NULL))
-    return idgen__why(&e->base, IDGEN_EUNAVAIL, "etcd HWM txn: unexpected reply");
-  if (!ok)
-    return idgen__why(&e->base, IDGEN_ELEASE,
-                      "etcd: %s no longer carries our lease: HWM not written", wkey);
-  return 0;
+  for (int attempt = 0;; attempt++) {
+    if (idgen__record_format(&rec, value, sizeof value) < 0)
+      return idgen__why(&e->base, IDGEN_EBUFSIZE, "holder record too long");
+    int rc = post_free(
+        e, "/v3/kv/txn",
+        idgen__etcd_fenced_put_body(wkey, e->lease_id, hkey, e->hwm_revision, value));
+    if (rc)
+      return rc; /* maybe applied: then the next write finds the key moved */
+    if ((rc = reply_error(e, "HWM txn")))
+      return rc;
+    idgen__etcd_hwm_put outcome;
+    int64_t revision;
+    idgen__etcd_kv stored;
+    if (idgen__etcd_parse_fenced_put(e->body, e->len, e->lease_id, e->hwm_revision,
+                                     &outcome, &revision, &stored))
+      return idgen__why(&e->base, IDGEN_EUNAVAIL, "etcd HWM txn: unexpected reply");
+    if (outcome == IDGEN__HWM_NOT_OURS)
+      return idgen__why(&e->base, IDGEN_ELEASE,
+                        "etcd: %s no longer carries our lease: HWM not written", wkey);
+    e->hwm_revision = revision;
+    if (outcome == IDGEN__HWM_WRITTEN)
+      return 0;
+    if (attempt > 0) /* moved again: someone else writes it; the next write tries again */
+      return idgen__why(&e->base, IDGEN_EUNAVAIL,
+                        "etcd: %s changed twice under our lease: HWM not written", hkey);
+    idgen__record left; /* unreadable: ours replaces it, as a first write would */
+    if (stored.value_len && !idgen__record_parse(stored.value, stored.value_len, &left) &&
+        left.hwm_ms > rec.hwm_ms)
+      rec.hwm_ms = left.hwm_ms;
+  }
 }
 
 static int etcd_write_hwm(idgen_lease *l, int64_t hwm_ms) {

@@ -174,6 +174,13 @@ static json_t *absent(const char *key) {
                    "result", "EQUAL", "create_revision", (json_int_t)0);
 }
 
+/* A compare that holds while key was last changed at revision mod_revision (0: while it
+ * does not exist). */
+static json_t *unmoved(const char *key, int64_t mod_revision) {
+  return json_pack("{sossssso}", "key", b64_string(key, strlen(key)), "target", "MOD",
+                   "result", "EQUAL", "mod_revision", id_string(mod_revision));
+}
+
 static json_t *range_op(const char *key) {
   return json_pack("{s{so}}", "request_range", "key", b64_string(key, strlen(key)));
 }
@@ -199,21 +206,25 @@ static json_t *carries_lease(const char *worker_key, int64_t lease_id) {
                    "target", "LEASE", "result", "EQUAL", "lease", id_string(lease_id));
 }
 
+/* The HWM write of a holder: the fence, and the HWM key as the holder last saw it (so that
+ * a write of ours that etcd applies late, after a later one, is refused: see
+ * fenced_put in etcd.c). */
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
-                                  const char *hwm_key, const char *value) {
+                                  const char *hwm_key, int64_t hwm_revision,
+                                  const char *value) {
   json_t *fence = carries_lease(worker_key, lease_id);
-  return dump(json_pack("{s[o]s[{s{soso}}]}", "compare", fence, "success", "request_put",
-                        "key", b64_string(hwm_key, strlen(hwm_key)), "value",
-                        b64_string(value, strlen(value))));
+  json_t *seen = unmoved(hwm_key, hwm_revision);
+  return dump(json_pack("{s[oo]s[{s{soso}}]s[oo]}", "compare", fence, seen, "success",
+                        "request_put", "key", b64_string(hwm_key, strlen(hwm_key)), "value",
+                        b64_string(value, strlen(value)), "failure", range_op(worker_key),
+                        range_op(hwm_key)));
 }
 
 char *idgen__etcd_cas_body(const char *key, int64_t mod_revision, const char *value) {
-  return dump(json_pack("{s[{sossssso}]s[{s{soso}}]s[{s{so}}]}", "compare", "key",
-                        b64_string(key, strlen(key)), "target", "MOD", "result", "EQUAL",
-                        "mod_revision", id_string(mod_revision), "success", "request_put",
-                        "key", b64_string(key, strlen(key)), "value",
-                        b64_string(value, strlen(value)), "failure", "request_range", "key",
-                        b64_string(key, strlen(key))));
+  return dump(json_pack("{s[o]s[{s{soso}}]s[o]}", "compare", unmoved(key, mod_revision),
+                        "success", "request_put", "key", b64_string(key, strlen(key)),
+                        "value", b64_string(value, strlen(value)), "failure",
+                        range_op(key)));
 }
 
 char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id) {
@@ -457,6 +468,58 @@ int idgen__etcd_parse_txn(const char *body, size_t len, int *succeeded, size_t r
       *found = 1;
     }
   }
+  rc = 0;
+done:
+  json_decref(root);
+  return rc;
+}
+
+/* The first kv of the txn's response at index i, a range: 1 with *kv, 0 when the range
+ * found nothing (kvs omitted), -1 when that response is not a range or not well formed. */
+static int txn_range(json_t *root, size_t i, idgen__etcd_kv *kv) {
+  json_t *r = json_array_get(json_object_get(root, "responses"), i);
+  json_t *rr = json_object_get(r, "response_range");
+  json_t *arr = json_object_get(rr, "kvs");
+  if (!json_is_object(rr) || (arr && !json_is_array(arr)))
+    return -1;
+  if (json_array_size(arr) == 0)
+    return 0;
+  return decode_kv(json_array_get(arr, 0), kv) ? -1 : 1;
+}
+
+int idgen__etcd_parse_fenced_put(const char *body, size_t len, int64_t lease_id,
+                                 int64_t hwm_revision, idgen__etcd_hwm_put *outcome,
+                                 int64_t *revision, idgen__etcd_kv *hwm) {
+  json_t *root = load(body, len);
+  if (!root)
+    return IDGEN_EPROTO;
+  int rc = IDGEN_EPROTO;
+  json_t *header = json_object_get(root, "header");
+  json_t *s = json_object_get(root, "succeeded");
+  int64_t rev = 0;
+  if (!json_is_object(header) || (s && !json_is_boolean(s)))
+    goto done;
+  if (json_is_true(s)) {
+    /* A txn that writes makes one revision, the header's: the HWM key's mod_revision. */
+    if (idgen__json_i64(header, "revision", &rev) || rev <= 0)
+      goto done;
+    *outcome = IDGEN__HWM_WRITTEN;
+    *revision = rev;
+    rc = 0;
+    goto done;
+  }
+  idgen__etcd_kv wk, hk;
+  int wfound = txn_range(root, 0, &wk), hfound = txn_range(root, 1, &hk);
+  if (wfound < 0 || hfound < 0)
+    goto done;
+  if (!hfound)
+    memset(&hk, 0, sizeof hk);
+  rev = hk.mod_revision;
+  if (wfound && wk.lease == lease_id && rev == hwm_revision)
+    goto done; /* both compares held, yet it failed: not the reply to our body */
+  *outcome = wfound && wk.lease == lease_id ? IDGEN__HWM_MOVED : IDGEN__HWM_NOT_OURS;
+  *revision = rev;
+  *hwm = hk;
   rc = 0;
 done:
   json_decref(root);

@@ -38,9 +38,13 @@ char *idgen__etcd_prefix_body(const char *prefix);
 char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t lease_id,
                              const char *hwm_key, const char *other_worker_key,
                              const char *other_hwm_key);
-/* Fenced write: if lease(worker_key) == lease_id, put hwm_key = value (no lease). */
+/* Fenced HWM write: if lease(worker_key) == lease_id and mod_revision(hwm_key) ==
+ * hwm_revision (0: the key does not exist), put hwm_key = value (no lease); otherwise
+ * read worker_key and hwm_key (the failure's responses 0 and 1), to tell which compare
+ * failed. idgen__etcd_parse_fenced_put reads the reply. */
 char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
-                                  const char *hwm_key, const char *value);
+                                  const char *hwm_key, int64_t hwm_revision,
+                                  const char *value);
 /* Fenced delete: if lease(worker_key) == lease_id, delete worker_key. */
 char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id);
 
@@ -88,6 +92,23 @@ int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id, 
 
 /* A range reply (kvs omitted when empty): *kvs malloc'd (free it), *n entries. */
 int idgen__etcd_parse_range(const char *body, size_t len, idgen__etcd_kv **kvs, size_t *n);
+/* What became of a fenced HWM write (idgen__etcd_parse_fenced_put). */
+typedef enum idgen__etcd_hwm_put {
+  IDGEN__HWM_WRITTEN,  /* applied */
+  IDGEN__HWM_NOT_OURS, /* not applied: the worker key is gone or carries another lease */
+  IDGEN__HWM_MOVED     /* not applied, though the worker key still carries lease_id: the
+                        * HWM key was changed after hwm_revision */
+} idgen__etcd_hwm_put;
+
+/* A fenced HWM write's reply, for the body made with lease_id and hwm_revision: 0 with
+ * *outcome and *revision, the HWM key's mod_revision after the transaction (0: no key),
+ * and, when not written, *hwm: the HWM key as the failure read it (all zero: no key);
+ * IDGEN_EPROTO for a reply that is none of the three (a success without a revision, a
+ * failure that does not read both keys, or one whose compares would both have held). */
+int idgen__etcd_parse_fenced_put(const char *body, size_t len, int64_t lease_id,
+                                 int64_t hwm_revision, idgen__etcd_hwm_put *outcome,
+                                 int64_t *revision, idgen__etcd_kv *hwm);
+
 /* A txn reply: succeeded (0 when omitted). If kv is not NULL and the response index
  * range_index is a range with a kv, it is decoded into *kv and *found = 1. */
 int idgen__etcd_parse_txn(const char *body, size_t len, int *succeeded, size_t range_index,

@@ -2,9 +2,11 @@
 # The etcd fence on a real one-member etcd, each line that keeps two holders of one worker
 # ID apart: the claim's compare (a taken worker key is never claimed), its HWM read (the
 # floor of a new holder; an unreadable HWM is passed over, never read as 0), and the HWM
-# write's compare (only while the worker key carries the holder's lease). The last part
-# takes the worker key over while the holder's lease lives: the holder must refuse and
-# stop issuing on it.
+# write's compares (only while the worker key carries the holder's lease, and only on the
+# HWM key's revision the holder last saw). Part 3 takes the worker key over while the
+# holder's lease lives: the holder must refuse and stop issuing on it. Parts 4 and 5
+# apply a HWM write late, after a later one: refused; and under a live holder's lease:
+# the holder writes its HWM again and goes on.
 # Usage: lease_etcd_fence.sh /path/to/idgen
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
@@ -47,6 +49,21 @@ hwm_of() { # ns worker -> HWM ms from the etcd key
     sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | base64 -d | sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p'
 }
 txn_succeeds() { etcd_post /v3/kv/txn "$1" | grep '"succeeded":true' >/dev/null; } # body
+kv_field() { # key field: that field of the key ("" when the key or the field is absent)
+  etcd_post /v3/kv/range "{\"key\":\"$(b64 "$1")\"}" | sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p"
+}
+rev_of() { local r; r=$(kv_field "$1" mod_revision); echo "${r:-0}"; } # key: 0 when absent
+txn_outcome() { # body lease revision: what idgen reads of the reply, "written|not-ours|moved REV"
+  etcd_post /v3/kv/txn "$1" | "$TXN_BODY" outcome "$2" "$3"
+}
+hwm_history() { # key: every hwm_ms the key has held, oldest first (a watch from revision 1)
+  local v
+  { curl -s -N --max-time 2 -X POST "${EPS%%,*}/v3/watch" \
+      -d "{\"create_request\":{\"key\":\"$(b64 "$1")\",\"start_revision\":\"1\"}}" || true; } |
+    grep -o '"value":"[^"]*"' | cut -d'"' -f4 | while read -r v; do
+      { printf %s "$v" | base64 -d; echo; } | sed -n 's/.*"hwm_ms":"\([0-9]*\)".*/\1/p'
+    done
+}
 
 # 1. The compares, with the bodies idgen sends: a claim of a worker key that exists fails,
 #    of a free one succeeds; a HWM write fenced by a lease the worker key does not carry
@@ -58,11 +75,11 @@ put "$wk" operator "$theirs"
 if txn_succeeds "$("$TXN_BODY" claim "$wk" us "$ours" "$hk")"; then fail "claimed a taken worker key"; fi
 txn_succeeds "$("$TXN_BODY" claim /idgen/c/workers/1 us "$ours" /idgen/c/hwm/1)" ||
   fail "claim of a free worker key refused"
-if txn_succeeds "$("$TXN_BODY" fenced "$wk" "$ours" "$hk" '{"hwm_ms":"5"}')"; then
+if txn_succeeds "$("$TXN_BODY" fenced "$wk" "$ours" "$hk" 0 '{"hwm_ms":"5"}')"; then
   fail "HWM written under a lease the worker key does not carry"
 fi
 [[ -z $(hwm_of c 0) ]] || fail "HWM $(hwm_of c 0) written by a failed fence"
-txn_succeeds "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" '{"hwm_ms":"7"}')" &&
+txn_succeeds "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" 0 '{"hwm_ms":"7"}')" &&
   [[ $(hwm_of c 0) == 7 ]] || fail "HWM write under the worker key's own lease refused"
 ok "compares: a taken worker key and a foreign lease refused; a free key and its own lease pass"
 
@@ -110,4 +127,86 @@ moved=$(awk '$2 == 1' "$T/t.out" | wc -l)
 [[ -n $amax && $amax -le $hwm && $late -eq 0 && $moved -gt 0 ]] ||
   fail "worker 0: last ms $amax (HWM $hwm), $late IDs after the refusal; $moved IDs on worker 1"
 ok "worker key taken over: fence refused; worker 0's last ms $amax <= HWM $hwm, none after; $moved IDs on worker 1"
+
+# 4. A HWM write applied late: two writes made at the HWM key's revision R (a write its
+#    holder gave up on, then the next one), the later one applied first. The late one is
+#    refused, etcd's failure read says the key moved while the worker key carries that
+#    lease, and the HWM does not drop; a write at the key's revision now passes.
+rev=$(rev_of "$hk")
+stale=$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev" '{"hwm_ms":"8"}')
+newer=$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev" '{"hwm_ms":"9"}')
+read -r what rev9 < <(txn_outcome "$newer" "$theirs" "$rev")
+[[ $what == written && $rev9 -gt $rev && $(hwm_of c 0) == 9 ]] ||
+  fail "the later HWM write: '$what $rev9', HWM $(hwm_of c 0)"
+read -r what now < <(txn_outcome "$stale" "$theirs" "$rev")
+[[ $what == moved && $now == "$rev9" && $(hwm_of c 0) == 9 ]] ||
+  fail "a HWM write applied after a later one: '$what $now', HWM $(hwm_of c 0) (9 expected)"
+read -r what _ < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$ours" "$hk" "$rev9" '{"hwm_ms":"1"}')" "$ours" "$rev9")
+[[ $what == not-ours && $(hwm_of c 0) == 9 ]] || fail "a foreign lease at the right revision: '$what'"
+read -r what _ < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev9" '{"hwm_ms":"10"}')" "$theirs" "$rev9")
+[[ $what == written && $(hwm_of c 0) == 10 ]] || fail "a write at the revision now: '$what', HWM $(hwm_of c 0)"
+ok "late HWM write (revision $rev) after a later one ($rev9): refused as moved, HWM stays 9; at $rev9 it passes"
+
+# 5. One of a live holder's own writes lands late: a write under its lease, at the HWM
+#    key's revision, lowers its HWM to 1 between two of its writes. Its next write finds
+#    the key moved (the worker key still carries its lease), takes the new revision and
+#    writes its HWM again. Every HWM the holder holds written is in the key's history
+#    (none counted that etcd does not have), the key is back above the injection, and the
+#    holder stays on worker 0, issuing, with no fence refusal. Then a write under its
+#    lease sets a HWM an hour ahead: the retry writes no lower than what it found. Then
+#    a low one again just before a graceful stop: the final HWM is written all the same.
+"$HOLDER" "${E[@]}" --namespace m >"$T/m.out" 2>"$T/m.err" & a=$!
+pids+=("$a")
+wait_held "$T/m.err"
+wk=/idgen/m/workers/0 hk=/idgen/m/hwm/0
+lease=$(kv_field "$wk" lease)
+[[ -n $lease ]] || fail "no lease on $wk"
+inject() { # hwm_ms: written under the holder's lease at the key's revision; the new one
+  local what rev injected
+  for _ in $(seq 10); do # a write of the holder's may come in between: then try again
+    rev=$(rev_of "$hk")
+    read -r what injected < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$lease" "$hk" "$rev" \
+      "{\"hwm_ms\":\"$1\"}")" "$lease" "$rev")
+    [[ $what == written ]] && { echo "$injected"; return 0; }
+  done
+  fail "no write under the holder's lease $lease"
+}
+injected=$(inject 1)
+t_inj=$(now_ms) states=$(grep -c '^# state' "$T/m.err")
+restored=""
+for _ in $(seq 50); do
+  h=$(hwm_of m 0)
+  [[ -n $h && $h -gt $t_inj ]] && { restored=$h; break; }
+  sleep 0.1
+done
+[[ -n $restored ]] || fail "the holder did not write its HWM again within 5 s (HWM $(hwm_of m 0))"
+sleep 1.5 # one more write of the holder's, and issuing under it
+held=$(sed -n 's/^# hwm \([1-9][0-9]*\)$/\1/p' "$T/m.err" | tr '\n' ' ') # before the next
+ahead=$(($(now_ms) + 3600000))
+inject "$ahead" >/dev/null
+next=""
+for _ in $(seq 5); do # the value the key held next: the holder's retry (a watch: 2 s)
+  next=$(hwm_history "$hk" | awk -v v="$ahead" 'seen == 1 {print; seen = 2} $1 == v {seen++}')
+  [[ -n $next ]] && break
+  sleep 0.1
+done
+[[ $next == "$ahead" ]] ||
+  fail "after HWM $ahead was written under the holder's lease, its retry wrote '$next': lower"
+inject 2 >/dev/null
+kill -TERM "$a"; wait "$a" || fail "graceful stop failed"
+pids=()
+final=$(sed -n 's/^# stopped rc=0 last_ms=[0-9]* hwm=\([0-9]*\) .*/\1/p' "$T/m.err")
+last=$(awk '$2 == 0 {print $1}' "$T/m.out" | sort -n | tail -1)
+[[ -n $final && $(hwm_of m 0) == "$final" && $final -ge $last ]] ||
+  fail "final HWM after a late write: stop says '$final', etcd has $(hwm_of m 0), last issued $last"
+grep -q '^# error .*no longer carries our lease' "$T/m.err" && fail "a moved HWM key taken for a lost lease"
+[[ $(grep -c '^# state' "$T/m.err") == "$states" ]] || fail "the holder left 'held': $(grep '^# state' "$T/m.err" | tail -1)"
+after=$(awk -v t="$((t_inj + 1000))" '$2 == 0 && $1 > t' "$T/m.out" | wc -l)
+[[ $after -gt 0 ]] || fail "no ID on worker 0 a second after the injection"
+history=$(hwm_history "$hk" | tr '\n' ' ')
+[[ $(wc -w <<<"$held") -ge 3 ]] || fail "the holder reported HWMs '$held': lease_holder prints '# hwm N'"
+for v in $held; do
+  [[ " $history" == *" $v "* ]] || fail "the holder holds HWM $v written, and etcd never had it (history: $history)"
+done
+ok "a late write of the holder's own set HWM 1 (revision $injected): the holder wrote $restored again, $after IDs after; its $(wc -w <<<"$held") HWMs all in etcd's history; one an hour ahead kept by the retry; final HWM $final after another"
 echo "lease_etcd_fence: all passed"

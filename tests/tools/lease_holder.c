@@ -1,6 +1,6 @@
 /* lease_holder.c: a test program that holds a worker-ID lease and issues IDs, printing
  * "<ms> <worker> <id>" lines on stdout and "# ..." events (states, refusals, each new
- * lease error) on stderr, until SIGTERM
+ * lease error, each HWM the keeper has written) on stderr, until SIGTERM
  * (graceful: final HWM, release) or --duration-ms after it first held the lease.
  * Usage: lease_holder [lease options] [--layout SPEC] [--every-ms N] [--duration-ms N] */
 #include <getopt.h>
@@ -123,6 +123,7 @@ int main(int argc, char **argv) {
 
   int last_state = -1;
   int last_err = 0;
+  int64_t last_hwm = -1;
   int64_t started = 0; /* --duration-ms counts from the first "held" */
   char last_lease_err[256] = "";
   while (!stop_flag) {
@@ -131,12 +132,16 @@ int main(int argc, char **argv) {
     idgen_keeper_state state = idgen_keeper_state_get(keeper);
     if (!started && state == IDGEN_KEEPER_HELD)
       started = idgen_monotonic_ns();
+    idgen_keeper_stats_get(keeper, &st);
     if ((int)state != last_state) {
-      idgen_keeper_stats_get(keeper, &st);
       fprintf(stderr, "# state %s worker=%lld floor=%lld hwm=%lld\n",
               idgen_keeper_state_name(state), (long long)st.worker, (long long)st.floor_ms,
               (long long)st.hwm_ms);
       last_state = (int)state;
+    }
+    if (st.hwm_ms != last_hwm) { /* the HWM the keeper holds written, on change */
+      fprintf(stderr, "# hwm %lld\n", (long long)st.hwm_ms);
+      last_hwm = st.hwm_ms;
     }
     uint64_t id;
     rc = idgen_gen_next(gen, &id);

@@ -1,5 +1,6 @@
 /* test_lease_etcd_json.c: the etcd gateway encoding: base64 (RFC 4648 vectors and
- * rejects), prefix range ends, int64 as strings, omitted false/zero fields, bodies. */
+ * rejects), prefix range ends, int64 as strings, omitted false/zero fields, bodies, and
+ * what a fenced HWM write's reply says. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,6 +131,87 @@ static void test_txn_replies(void **state) {
   assert_int_equal(rec.hwm_ms, 5);
 }
 
+/* A fenced HWM write's reply, as etcd 3.4's gateway sends it (revisions as strings, zero
+ * fields and empty kvs omitted), for the body of lease 12 and HWM revision 41. */
+static void test_fenced_put_replies(void **state) {
+  (void)state;
+  idgen__etcd_hwm_put put = IDGEN__HWM_NOT_OURS;
+  int64_t rev = -1;
+  idgen__etcd_kv hwm;
+#define PARSE(reply)                                                                       \
+  idgen__etcd_parse_fenced_put(reply, strlen(reply), 12, 41, &put, &rev, &hwm)
+  /* applied: the txn's revision is the HWM key's new one */
+  assert_int_equal(PARSE("{\"header\":{\"revision\":\"57\"},\"succeeded\":true,"
+                         "\"responses\":[{\"response_put\":{\"header\":{}}}]}"),
+                   0);
+  assert_int_equal(put, IDGEN__HWM_WRITTEN);
+  assert_int_equal(rev, 57);
+  /* not applied; the worker key carries our lease and the HWM key moved to 50: one of
+   * our own writes landed (late, or its reply was lost) */
+  static const char moved[] =
+      "{\"header\":{\"revision\":\"52\"},\"responses\":["
+      "{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":\"L3c=\",\"create_revision\":"
+      "\"30\",\"mod_revision\":\"30\",\"version\":\"1\",\"value\":\"eA==\",\"lease\":"
+      "\"12\"}],\"count\":\"1\"}},{\"response_range\":{\"header\":{},\"kvs\":[{\"key\":"
+      "\"L2g=\",\"create_revision\":\"4\",\"mod_revision\":\"50\",\"version\":\"9\","
+      "\"value\":\"eA==\"}],\"count\":\"1\"}}]}";
+  assert_int_equal(PARSE(moved), 0);
+  assert_int_equal(put, IDGEN__HWM_MOVED);
+  assert_int_equal(rev, 50);
+  assert_string_equal(hwm.key, "/h"); /* what it left: the retry writes no lower */
+  assert_string_equal(hwm.value, "x");
+  assert_int_equal(hwm.mod_revision, 50);
+  /* the worker key carries another lease, or is gone: the fence */
+  static const char theirs[] =
+      "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L3c=\","
+      "\"lease\":\"13\"}]}},{\"response_range\":{\"kvs\":[{\"key\":\"L2g=\","
+      "\"mod_revision\":\"41\"}]}}]}";
+  assert_int_equal(PARSE(theirs), 0);
+  assert_int_equal(put, IDGEN__HWM_NOT_OURS);
+  assert_int_equal(rev, 41);
+  static const char gone[] =
+      "{\"header\":{},\"responses\":[{\"response_range\":{\"header\":{}}},"
+      "{\"response_range\":{\"kvs\":[{\"key\":\"L2g=\",\"mod_revision\":\"44\"}]}}]}";
+  assert_int_equal(PARSE(gone), 0);
+  assert_int_equal(put, IDGEN__HWM_NOT_OURS);
+  /* our worker key, and the HWM key deleted since: moved, to "no key" */
+  static const char deleted[] =
+      "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L3c=\","
+      "\"lease\":\"12\"}]}},{\"response_range\":{\"header\":{}}}]}";
+  assert_int_equal(PARSE(deleted), 0);
+  assert_int_equal(put, IDGEN__HWM_MOVED);
+  assert_int_equal(rev, 0);
+  assert_int_equal(hwm.value_len, 0);
+  assert_int_equal(hwm.mod_revision, 0);
+  /* Not a reply to our body: both compares held, yet it failed; a success without a
+   * revision; a failure that does not read both keys; not a txn reply at all. */
+  put = IDGEN__HWM_WRITTEN;
+  rev = -1;
+  static const char *const bad[] = {
+      "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"L3c=\","
+      "\"lease\":\"12\"}]}},{\"response_range\":{\"kvs\":[{\"key\":\"L2g=\","
+      "\"mod_revision\":\"41\"}]}}]}",
+      "{\"header\":{},\"succeeded\":true}",
+      "{\"header\":{\"revision\":\"x\"},\"succeeded\":true}",
+      "{\"header\":{}}",
+      "{\"header\":{},\"responses\":[{\"response_range\":{}}]}",
+      "{\"header\":{},\"responses\":[{\"response_put\":{}},{\"response_range\":{}}]}",
+      "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":{}}},"
+      "{\"response_range\":{}}]}",
+      "{\"header\":{},\"responses\":[{\"response_range\":{\"kvs\":[{\"key\":\"!\"}]}},"
+      "{\"response_range\":{}}]}",
+      "{\"header\":{\"revision\":\"9\"},\"succeeded\":\"true\"}",
+      "{\"succeeded\":true}",
+      "[]",
+      "not json",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(PARSE(bad[i]), IDGEN_EPROTO);
+  assert_int_equal(put, IDGEN__HWM_WRITTEN); /* untouched */
+  assert_int_equal(rev, -1);
+#undef PARSE
+}
+
 static void test_range_reply(void **state) {
   (void)state;
   idgen__etcd_kv *kvs = NULL;
@@ -183,19 +265,44 @@ static void test_bodies(void **state) {
                       "L2lkZ2VuL24vd29ya2Vycy8z");
   json_t *put =
       json_object_get(json_array_get(json_object_get(o, "success"), 0), "request_put");
+  json_t *rr;
   assert_string_equal(json_string_value(json_object_get(put, "lease")), "9");
   assert_string_equal(json_string_value(json_object_get(put, "value")), "dg==");
   json_decref(o);
   free(b);
-  b = idgen__etcd_fenced_put_body("/w", 12, "/h", "x");
+  b = idgen__etcd_fenced_put_body("/w", 12, "/h", 41, "x");
   o = json_loads(b, 0, NULL);
+  assert_int_equal(json_array_size(json_object_get(o, "compare")), 2);
   cmp = json_array_get(json_object_get(o, "compare"), 0);
   assert_string_equal(json_string_value(json_object_get(cmp, "target")), "LEASE");
   assert_string_equal(json_string_value(json_object_get(cmp, "key")), "L3c="); /* "/w" */
   assert_string_equal(json_string_value(json_object_get(cmp, "result")), "EQUAL");
   assert_string_equal(json_string_value(json_object_get(cmp, "lease")), "12");
+  /* ... and the HWM key as this holder last saw it: a write applied late is refused */
+  cmp = json_array_get(json_object_get(o, "compare"), 1);
+  assert_string_equal(json_string_value(json_object_get(cmp, "target")), "MOD");
+  assert_string_equal(json_string_value(json_object_get(cmp, "key")), "L2g="); /* "/h" */
+  assert_string_equal(json_string_value(json_object_get(cmp, "result")), "EQUAL");
+  assert_string_equal(json_string_value(json_object_get(cmp, "mod_revision")), "41");
+  assert_int_equal(json_array_size(json_object_get(o, "success")), 1);
   put = json_object_get(json_array_get(json_object_get(o, "success"), 0), "request_put");
+  assert_string_equal(json_string_value(json_object_get(put, "key")), "L2g=");
+  assert_string_equal(json_string_value(json_object_get(put, "value")), "eA==");
   assert_null(json_object_get(put, "lease")); /* the HWM key is persistent */
+  /* the failure reads both keys: which compare failed, and the revision now */
+  json_t *fail = json_object_get(o, "failure");
+  assert_int_equal(json_array_size(fail), 2);
+  rr = json_object_get(json_array_get(fail, 0), "request_range");
+  assert_string_equal(json_string_value(json_object_get(rr, "key")), "L3c=");
+  rr = json_object_get(json_array_get(fail, 1), "request_range");
+  assert_string_equal(json_string_value(json_object_get(rr, "key")), "L2g=");
+  json_decref(o);
+  free(b);
+  /* a holder whose claim found no HWM key compares its revision 0: "no key" */
+  b = idgen__etcd_fenced_put_body("/w", 12, "/h", 0, "x");
+  o = json_loads(b, 0, NULL);
+  cmp = json_array_get(json_object_get(o, "compare"), 1);
+  assert_string_equal(json_string_value(json_object_get(cmp, "mod_revision")), "0");
   json_decref(o);
   free(b);
   b = idgen__etcd_fenced_delete_body("/w", 12);
@@ -222,7 +329,7 @@ static void test_bodies(void **state) {
                       "L2lkZ2VuL24vd29ya2Vycy8zNQ=="); /* /idgen/n/workers/35 */
   json_t *succ = json_object_get(o, "success");
   assert_int_equal(json_array_size(succ), 3);
-  json_t *rr = json_object_get(json_array_get(succ, 2), "request_range");
+  rr = json_object_get(json_array_get(succ, 2), "request_range");
   assert_string_equal(json_string_value(json_object_get(rr, "key")),
                       "L2lkZ2VuL24vaHdtLzM1"); /* /idgen/n/hwm/35 */
   rr = json_object_get(json_array_get(json_object_get(o, "failure"), 0), "request_range");
@@ -350,6 +457,7 @@ int main(void) {
       cmocka_unit_test(test_int64_strings),
       cmocka_unit_test(test_grant_and_keepalive),
       cmocka_unit_test(test_txn_replies),
+      cmocka_unit_test(test_fenced_put_replies),
       cmocka_unit_test(test_range_reply),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_bodies),
