@@ -218,8 +218,9 @@ bl_redis_bench() {
 }
 
 # Results: one TSV row per measurement in $bl_tmp/rows.tsv:
-#   key label clients pipeline ids_per_request ids_per_s p50_us p99_us peer command
-# where peer is the key of the idgen row this one is compared with (or empty).
+#   key label clients pipeline ids_per_request ids_per_s p50_us p99_us peer command calls
+# where peer is the key of the idgen row this one is compared with (or empty), and calls
+# the backend calls per 10^6 IDs ("—": none per ID; empty: not measured).
 bl_row() {
   local IFS=$'\t' args=("$@")
   args[5]=$(awk -v x="${args[5]}" 'BEGIN { printf "%.1f", x }')
@@ -258,17 +259,18 @@ bl_table() {
       while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
       return s out }
     { key[NR] = $1; lab[NR] = $2; cl[NR] = $3; pl[NR] = $4; per[NR] = $5; ids[NR] = $6
-      p50[NR] = $7; p99[NR] = $8; peer[NR] = $9; rate[$1] = $6; name[$1] = $2 }
+      p50[NR] = $7; p99[NR] = $8; peer[NR] = $9; calls[NR] = $11; rate[$1] = $6; name[$1] = $2 }
     END {
-      print "| Setup | Clients | Pipeline | IDs/request | IDs/s (this machine) | p50 µs | p99 µs | idgen peer | idgen ÷ this |"
-      print "|---|--:|--:|--:|--:|--:|--:|---|--:|"
+      print "| Setup | Clients | Pipeline | IDs/request | IDs/s (this machine) | p50 µs | p99 µs | Backend calls per 10^6 IDs | idgen peer | idgen ÷ this |"
+      print "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|"
       for (i = 1; i <= NR; i++) {
         r = "—"; pn = "—"
         if (peer[i] != "" && (peer[i] in rate) && ids[i] > 0) {
           r = sprintf("%.2f×", rate[peer[i]] / ids[i]); pn = name[peer[i]]
         }
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", lab[i], cl[i], pl[i], per[i],
-               fmt(ids[i]), p50[i], p99[i], pn, r
+        c = calls[i] == "" ? "?" : calls[i] ~ /^[0-9]+$/ ? fmt(calls[i]) : calls[i]
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", lab[i], cl[i], pl[i], per[i],
+               fmt(ids[i]), p50[i], p99[i], c, pn, r
       }
     }' "$bl_tmp/rows.tsv"
 }
@@ -284,8 +286,9 @@ bl_json() {
       for (i = 1; i <= NR; i++) {
         split(rows[i], f, "\t")
         ratio = (f[9] != "" && (f[9] in rate) && f[6] > 0) ? sprintf("%.4f", rate[f[9]] / f[6]) : "null"
-        printf "    {\"key\": %s, \"label\": %s, \"clients\": %s, \"pipeline\": %s, \"ids_per_request\": %s, \"ids_per_s\": %s, \"p50_us\": %s, \"p99_us\": %s, \"idgen_peer\": %s, \"idgen_over_this\": %s, \"command\": %s}%s\n",
-               q(f[1]), q(f[2]), f[3], f[4], f[5], f[6], f[7], f[8], f[9] == "" ? "null" : q(f[9]), ratio, q(f[10]), i < NR ? "," : ""
+        calls = f[11] ~ /^[0-9.]+$/ ? f[11] : f[11] == "—" ? 0 : "null"
+        printf "    {\"key\": %s, \"label\": %s, \"clients\": %s, \"pipeline\": %s, \"ids_per_request\": %s, \"ids_per_s\": %s, \"p50_us\": %s, \"p99_us\": %s, \"backend_calls_per_million\": %s, \"idgen_peer\": %s, \"idgen_over_this\": %s, \"command\": %s}%s\n",
+               q(f[1]), q(f[2]), f[3], f[4], f[5], f[6], f[7], f[8], calls, f[9] == "" ? "null" : q(f[9]), ratio, q(f[10]), i < NR ? "," : ""
       }
       print "  ]\n}"
     }' "$bl_tmp/rows.tsv" >"$1"

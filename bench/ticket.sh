@@ -14,9 +14,13 @@ In one run on 127.0.0.1, one ID per round trip unless said otherwise:
   MyISAM as Flickr published it, 1 and 8 clients; two servers with auto_increment_increment=2
   and offsets 1 and 2, clients alternating; InnoDB, durable, 8 clients),
   idgen serve --threads 1 over HTTP (wrk: /v1/id with 1 and 8 connections, /v1/ids?count=64
-  and 4096) and over RESP (redis-benchmark ID, the same settings as Redis INCR).
+  and 4096) and over RESP (redis-benchmark ID, the same settings as Redis INCR), each for
+  its default (snowflake) generator and for a segment generator on the same PostgreSQL
+  (name=orders, ID orders), three runs of each interleaved, the median kept, with the
+  backend calls per 10^6 IDs of each row.
 Each idgen row is the peer of the rows with the same concurrency; "idgen ÷ this" is the
-ratio of their IDs/s in this run.
+ratio of their IDs/s in this run. Below the table: segment ÷ snowflake per setting, and
+the segment generator ÷ PostgreSQL nextval() with 8 clients.
   --seconds S    length of each measurement (default 5)
   --idgen PATH   the idgen binary (default BUILD/idgen)
   --build DIR    the build dir with idgen and bench_ticket_client (default: build)
@@ -51,26 +55,92 @@ redis_run() { # PORT PIPELINE COMMAND...
   bl_redis_bench "$port" 50 "$n" "$pipe" "$@"
 }
 
-# --- idgen ---------------------------------------------------------------------------------
-bl_start_idgen "$idgen"
+# --- PostgreSQL (first: it is the segment generator's backend too) ----------------------
+bl_start_pg
+bl_log "PostgreSQL on port $pg_port"
+pg_dsn="host=127.0.0.1 port=$pg_port dbname=postgres user=postgres"
+psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE SEQUENCE ticket" postgres
+"$idgen" segment init --backend postgres --dsn "$pg_dsn" orders >/dev/null ||
+  bl_die "idgen segment init failed"
+
+# --- idgen: the snowflake kind (the default generator) and a segment generator 'orders'
+# on PostgreSQL (Leaf's table, the default steps: 1,000 doubling up to 100,000) -----------
+cat >"$bl_tmp/generators.yaml" <<EOF
+generators:
+  orders: {kind: segment, backend: postgres, dsn: "$pg_dsn"}
+EOF
+bl_start_idgen "$idgen" --config "$bl_tmp/generators.yaml"
 bl_log "idgen serve pid $idgen_pid, HTTP $idgen_http, RESP $idgen_resp"
 url="http://127.0.0.1:$idgen_http"
+# segment_counts: the segment generator's backend calls (blocks leased) and numbers
+# handed out so far, from /metrics.
+segment_counts() {
+  curl -s "$url/metrics" | awk '
+    /^idgen_segment_blocks_fetched_total\{generator="orders"\}/ { b = $2 }
+    /^idgen_generator_ids_issued_total\{generator="orders"\}/ { n = $2 }
+    END { print b + 0, n + 0 }'
+}
 wrk -t1 -c8 -d1s "$url/v1/id" >/dev/null # warm-up
-for c in 1 8; do
-  r=$(bl_wrk "$url/v1/id" "$c" "$seconds")
-  bl_row "idgen_http_c$c" "idgen HTTP /v1/id" "$c" 1 1 "$(bl_kv "$r" rps)" \
-    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" "wrk -t1 -c$c -d${seconds}s $url/v1/id"
-done
-for n in 64 4096; do
-  r=$(bl_wrk "$url/v1/ids?count=$n" 8 "$seconds")
-  ids=$(awk -v r="$(bl_kv "$r" rps)" -v n="$n" 'BEGIN { printf "%.1f", r * n }')
-  bl_row "idgen_http_batch$n" "idgen HTTP /v1/ids?count=$n" 8 1 "$n" "$ids" \
-    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" "wrk -t1 -c8 -d${seconds}s '$url/v1/ids?count=$n'"
-done
+# The segment generator's warm-up brings its step to the largest: blocks that last less
+# than its period (15 minutes) double it, so a service drawing numbers settles there.
+wrk -t1 -c8 -d2s "$url/v1/ids?count=4096&name=orders" >/dev/null
+
+# median_run RESULT...: of wrk or redis-benchmark results ("rps=.. p50_us=.. p99_us=.."),
+# the one with the median rps.
+median_run() {
+  printf '%s\n' "$@" | awk '{ split($1, a, "="); print a[2] "\t" $0 }' | sort -g |
+    awk -F'\t' '{ r[NR] = $2 } END { print r[int((NR + 1) / 2)] }'
+}
+ROUNDS=3 # runs of each side of a pair, interleaved: other work on this shared machine
+         # moves both sides alike, and the median of each side is kept
+# pair KEY LABEL-A LABEL-B CONNS PIPELINE COUNT CMD-A CMD-B RUN...: the snowflake kind
+# (LABEL-A, running RUN... with argument A) and the segment generator (B), ROUNDS times
+# each, interleaved; one row each, the segment row with its backend calls per 10^6 IDs
+# over all its runs.
+pair() {
+  local key=$1 la=$2 lb=$3 c=$4 p=$5 n=$6 ca=$7 cb=$8 a=$9 b=${10} run=${11}
+  local ra=() rb=() before after calls=0 issued=0 r i
+  for ((i = 0; i < ROUNDS; i++)); do
+    ra+=("$($run "$a")")
+    before=$(segment_counts)
+    rb+=("$($run "$b")")
+    after=$(segment_counts)
+    calls=$((calls + ${after% *} - ${before% *}))
+    issued=$((issued + ${after#* } - ${before#* }))
+  done
+  for side in a b; do
+    if [[ $side == a ]]; then r=$(median_run "${ra[@]}"); else r=$(median_run "${rb[@]}"); fi
+    local ids
+    ids=$(awk -v r="$(bl_kv "$r" rps)" -v n="$n" 'BEGIN { printf "%.1f", r * n }')
+    if [[ $side == a ]]; then
+      bl_row "idgen_$key" "$la" "$c" "$p" "$n" "$ids" "$(bl_kv "$r" p50_us)" \
+        "$(bl_kv "$r" p99_us)" "" "$ca" "—"
+    else
+      bl_row "segment_$key" "$lb" "$c" "$p" "$n" "$ids" "$(bl_kv "$r" p50_us)" \
+        "$(bl_kv "$r" p99_us)" "idgen_$key" "$cb" \
+        "$(awk -v c="$calls" -v n="$issued" 'BEGIN { printf "%.1f", n ? c * 1e6 / n : 0 }')"
+    fi
+  done
+}
+wrk_run() { bl_wrk "$url$1" "$wrk_conns" "$seconds"; }
+resp_run() { redis_run "$idgen_resp" "$resp_pipe" $1; }
+http_pair() { # KEY CONNS COUNT: /v1/id (COUNT 1) or /v1/ids?count=COUNT, then with name=orders
+  local key=$1 c=$2 n=$3 pa=/v1/id pb="/v1/id?name=orders"
+  if [[ $n -gt 1 ]]; then pa="/v1/ids?count=$n" pb="/v1/ids?count=$n&name=orders"; fi
+  wrk_conns=$c
+  pair "$key" "idgen HTTP $pa" "idgen segment HTTP $pb" "$c" 1 "$n" \
+    "wrk -t1 -c$c -d${seconds}s '$url$pa'" "wrk -t1 -c$c -d${seconds}s '$url$pb'" \
+    "$pa" "$pb" wrk_run
+}
+http_pair http_c1 1 1
+http_pair http_c8 8 1
+http_pair http_batch64 8 64
+http_pair http_batch4096 8 4096
 for p in 1 16; do
-  r=$(redis_run "$idgen_resp" "$p" ID)
-  bl_row "idgen_resp_p$p" "idgen RESP ID" 50 "$p" 1 "$(bl_kv "$r" rps)" \
-    "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" "redis-benchmark -p PORT -c 50 -P $p ID"
+  resp_pipe=$p
+  pair "resp_p$p" "idgen RESP ID" "idgen segment RESP ID orders" 50 "$p" 1 \
+    "redis-benchmark -p PORT -c 50 -P $p ID" "redis-benchmark -p PORT -c 50 -P $p ID orders" \
+    ID "ID orders" resp_run
 done
 
 # --- Redis INCR ----------------------------------------------------------------------------
@@ -80,13 +150,10 @@ for p in 1 16; do
   r=$(redis_run "$redis_port" "$p" INCR ticket)
   bl_row "redis_incr_p$p" "Redis INCR" 50 "$p" 1 "$(bl_kv "$r" rps)" \
     "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "idgen_resp_p$p" \
-    "redis-benchmark -p PORT -c 50 -P $p INCR ticket"
+    "redis-benchmark -p PORT -c 50 -P $p INCR ticket" 1000000
 done
 
 # --- PostgreSQL nextval --------------------------------------------------------------------
-bl_start_pg
-bl_log "PostgreSQL on port $pg_port"
-psql -q -h 127.0.0.1 -p "$pg_port" -U postgres -c "CREATE SEQUENCE ticket" postgres
 echo "SELECT nextval('ticket');" >"$bl_tmp/nextval.sql"
 for c in 1 8; do
   j=$((c < 2 ? 1 : 2))
@@ -100,7 +167,7 @@ for c in 1 8; do
   read -r p50 p99 < <(cat "$bl_tmp/pgbench"/pgbench_log.* | awk '{ print $3 }' | sort -n |
     awk '{ v[NR] = $1 } END { print v[int(NR * 0.5) + 1], v[int(NR * 0.99) + 1] }')
   bl_row "pg_nextval_c$c" "PostgreSQL SELECT nextval()" "$c" 1 1 "$tps" "$p50" "$p99" \
-    "idgen_http_c$c" "pgbench -n -M prepared -f nextval.sql -c $c -j $j -T $seconds -l"
+    "idgen_http_c$c" "pgbench -n -M prepared -f nextval.sql -c $c -j $j -T $seconds -l" 1000000
 done
 
 # --- MariaDB: the Flickr ticket server -----------------------------------------------------
@@ -127,7 +194,8 @@ ticket_run() { # KEY LABEL CLIENTS PEER TABLE PORT...
   fi
   bl_row "$key" "$label" "$c" 1 1 "$(bl_kv "$r" rate)" "$(bl_kv "$r" p50_us)" \
     "$(bl_kv "$r" p99_us)" "$peer" \
-    "bench_ticket_client ${args[*]//127.0.0.1:[0-9]*/127.0.0.1:PORT} --clients $c --seconds $seconds --table $table"
+    "bench_ticket_client ${args[*]//127.0.0.1:[0-9]*/127.0.0.1:PORT} --clients $c --seconds $seconds --table $table" \
+    "$(awk -v n="$(bl_kv "$r" ids)" -v t="$tries" 'BEGIN { printf "%.0f", (n + t) * 1e6 / n }')"
 }
 ticket_run flickr_c1 "Flickr ticket, MyISAM, 1 server" 1 idgen_http_c1 Tickets64 "$mdb1"
 ticket_run flickr_c8 "Flickr ticket, MyISAM, 1 server" 8 idgen_http_c8 Tickets64 "$mdb1"
@@ -135,6 +203,33 @@ ticket_run flickr2_c8 "Flickr ticket, MyISAM, 2 servers" 8 idgen_http_c8 Tickets
 ticket_run flickr_innodb_c8 "Flickr ticket, InnoDB, 1 server" 8 idgen_http_c8 Tickets64i "$mdb1"
 
 # --- Output --------------------------------------------------------------------------------
+# bl_targets: the issue's two targets, from this run's rows: each segment row against the
+# snowflake row of the same setting (>= 0.95x), and against PostgreSQL nextval() with 8
+# clients (>= 10x).
+bl_targets() {
+  awk -F'\t' '
+    function fmt(x,   s, out) { s = sprintf("%.0f", x); out = ""
+      while (length(s) > 3) { out = "," substr(s, length(s) - 2) out; s = substr(s, 1, length(s) - 3) }
+      return s out }
+    { ids[$1] = $6; lab[$1] = $2; cl[$1] = $3; pl[$1] = $4; keys[NR] = $1 }
+    END {
+      print "| Setting | Snowflake kind IDs/s | Segment IDs/s | Segment ÷ snowflake | Segment ÷ PostgreSQL nextval() (8 clients) |"
+      print "|---|--:|--:|--:|--:|"
+      met = 0; n = 0; low = 0
+      for (i = 1; i <= NR; i++) {
+        k = keys[i]
+        if (k !~ /^segment_/) continue
+        peer = "idgen_" substr(k, 9)
+        if (!(peer in ids) || ids[peer] <= 0) continue
+        r = ids[k] / ids[peer]; n++; met += r >= 0.95; if (n == 1 || r < low) low = r
+        pg = ("pg_nextval_c8" in ids && ids["pg_nextval_c8"] > 0) ? sprintf("%.1f×", ids[k] / ids["pg_nextval_c8"]) : "—"
+        setting = lab[peer]; sub(/^idgen /, "", setting)
+        printf "| %s, %s clients, pipeline %s | %s | %s | %.2f× | %s |\n", setting, cl[k], pl[k], fmt(ids[peer]), fmt(ids[k]), r, pg
+      }
+      printf "\nSegment ÷ snowflake ≥ 0.95× in %d of %d settings (lowest %.2f×).\n", met, n, low
+    }' "$bl_tmp/rows.tsv"
+}
+
 mkdir -p "$(dirname "$json")" "$(dirname "$md")"
 bl_json "$json" "$date" "$machine" "$cmd"
 pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_version" postgres | cut -d' ' -f1)
@@ -148,10 +243,16 @@ pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_versi
   echo
   bl_table
   echo
+  bl_targets
+  echo
   echo "p50/p99 are per request (a batch request carries all its IDs). wrk and"
   echo "redis-benchmark are closed-loop: each connection sends its next request when the last"
   echo "one returns. Each idgen row is the peer of the rows with the same client count and"
   echo "pipeline; \"idgen ÷ this\" divides their IDs/s, measured minutes apart in this run."
+  echo "Backend calls per 10^6 IDs: what a sequence, counter or ticket server pays per ID"
+  echo "(one round trip each, a deadlock's retries counted), against the segment generator's"
+  echo "blocks leased during its row (from its /metrics); the snowflake kind calls nothing per"
+  echo "ID (its lease keeper writes one high-water mark a second, whatever the rate)."
   if [[ -s "$bl_tmp/notes.md" ]]; then echo; cat "$bl_tmp/notes.md"; fi
 } >"$md"
 echo
@@ -165,7 +266,10 @@ if command -v gnuplot >/dev/null 2>&1; then
   awk -F'\t' '{ l = $2 " (" $3 "c" ($4 > 1 ? ", P" $4 : "") ")"; sub(/^Flickr ticket, /, "Flickr ", l)
                  sub(/PostgreSQL SELECT nextval\(\)/, "PG nextval()", l)
                  sub(/idgen HTTP \/v1\/ids\?count=/, "idgen HTTP batch ", l); sub(/ server/, " srv", l)
-                 if ($1 ~ /^idgen/) print l "\t" $6 "\t?"; else print l "\t?\t" $6 }' \
+                 sub(/idgen segment HTTP \/v1\/ids\?count=/, "segment HTTP batch ", l)
+                 sub(/idgen segment HTTP \/v1\/id\?name=orders/, "segment HTTP /v1/id", l)
+                 sub(/idgen segment RESP ID orders/, "segment RESP ID", l); sub(/&name=orders/, "", l)
+                 if ($1 ~ /^(idgen|segment)_/) print l "\t" $6 "\t?"; else print l "\t?\t" $6 }' \
     "$bl_tmp/rows.tsv" >"$bl_tmp/plot.tsv"
   gnuplot <<EOF || bl_log "gnuplot failed: no plot"
 set terminal pngcairo size 1100,620 font "DejaVu Sans,10" noenhanced
@@ -186,7 +290,7 @@ set xtics rotate by -35 left nomirror
 set key outside top center horizontal
 set bmargin 10
 set rmargin 14
-plot "$bl_tmp/plot.tsv" using 0:2:xtic(1) with boxes title "idgen serve (1 thread)" lc rgb "#2a7fbf", \
+plot "$bl_tmp/plot.tsv" using 0:2:xtic(1) with boxes title "idgen serve (1 thread): snowflake and segment" lc rgb "#2a7fbf", \
      "" using 0:3 with boxes title "sequence / counter / ticket server" lc rgb "#d9822b"
 EOF
 fi

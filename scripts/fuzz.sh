@@ -20,7 +20,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
 cmake --build "$build" -j2 --target idgen_static idgen_opaque_static idgen_etcd_static \
   idgen_segment idgen_server \
   >/dev/null
-libs=$(pkg-config --libs jansson libcurl libcrypto libpq libmariadb libh2o-evloop)
+libs=$(pkg-config --libs jansson libcurl libcrypto libpq libmariadb libh2o-evloop yaml-0.1)
 
 status=0
 shopt -s nullglob

@@ -13,13 +13,20 @@ int idgen__cmd_serve(int argc, char **argv) {
   case IDGEN_CONFIG_SERVE:
     break;
   case IDGEN_CONFIG_DONE:
+    idgen__serve_config_free(&cfg);
     return CLI_OK;
   case IDGEN_CONFIG_USAGE:
+    idgen__serve_config_free(&cfg);
     return cli_error(CLI_USAGE, "serve", "%s", err);
   case IDGEN_CONFIG_INTERNAL:
+    idgen__serve_config_free(&cfg);
     return cli_error(CLI_FAILED, "serve", "%s", err);
   }
+  int status = CLI_USAGE;
   if (idgen__serve_config_check(&cfg, err, sizeof err) < 0)
-    return cli_error(CLI_USAGE, "serve", "%s", err);
-  return idgen__serve_run(&cfg) == 0 ? CLI_OK : CLI_FAILED;
+    cli_error(CLI_USAGE, "serve", "%s", err);
+  else
+    status = idgen__serve_run(&cfg) == 0 ? CLI_OK : CLI_FAILED;
+  idgen__serve_config_free(&cfg);
+  return status;
 }

@@ -1,7 +1,7 @@
-/* api.c: the HTTP/JSON routes: /v1/id, /v1/ids, /v1/uuid7, /v1/uuid4, /v1/ulid,
- * /v1/decode/{id}, /v1/info, /healthz, /readyz, /metrics, and the status page /. Every
- * 64-bit ID is a JSON string; IDs come in any form of server/id_form.h, opaque ones
- * included. */
+/* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
+ * generator or ?name=N), /v1/uuid7, /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info,
+ * /healthz, /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string;
+ * IDs come in any form of server/id_form.h, opaque ones included. */
 #include "server/api.h"
 
 #include <stdlib.h>
@@ -77,13 +77,31 @@ static void ok_json(idgen__http_res *res) {
 
 /* The query parameters a route accepts. */
 typedef struct params {
-  int has_count, has_format, has_opaque;
+  int has_count, has_format, has_opaque, has_name;
   uint64_t count;
   idgen__id_form form;
-  int opaque; /* decode: the ID is an opaque one */
+  int opaque;            /* decode: the ID is an opaque one */
+  idgen__generator *gen; /* ?name=N, else the default generator */
 } params;
 
-enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4 };
+enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8 };
+
+/* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
+static void shown(const char *s, size_t n, char *out, size_t outlen) {
+  snprintf(out, outlen, "%.*s", (int)(n > 32 ? 32 : n), s);
+  for (char *c = out; *c; c++)
+    if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+      *c = '?';
+}
+
+/* The form asked must suit the generator (idgen__generator_form_ok). */
+static int check_form(idgen__tctx *t, const params *p, idgen__http_res *res) {
+  char why[200];
+  if (idgen__generator_form_ok(p->gen, p->form, why, sizeof why))
+    return 0;
+  json_error(t, res, 400, "bad_format", why);
+  return -1;
+}
 
 /* Parses the query strictly: only the allowed keys, each at most once. Returns 0, or
  * writes the error response and returns -1. */
@@ -92,6 +110,7 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
   memset(p, 0, sizeof *p);
   p->count = 1;
   p->form.format = IDGEN_FORMAT_DECIMAL;
+  p->gen = idgen__svc_default(t->svc);
   if (!req->query)
     return 0;
   const char *q = req->query, *end = req->query + req->query_len;
@@ -132,12 +151,21 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
         json_error(t, res, 400, "bad_format", "format must be one of " IDGEN__ID_FORMS);
         return -1;
       }
-      if (p->form.opaque && !idgen__svc_opaque(t->svc)) {
-        json_error(t, res, 400, "bad_format",
-                   "opaque formats need a key: this server runs without --opaque-key-file");
+      p->has_format = 1;
+    } else if ((allowed & P_NAME) && eq(key, klen, "name")) {
+      char name[40], msg[96];
+      shown(val, vlen, name, sizeof name);
+      if (p->has_name) {
+        json_error(t, res, 400, "bad_parameter", "name given twice");
         return -1;
       }
-      p->has_format = 1;
+      p->has_name = 1;
+      if (!(p->gen = idgen__svc_generator(t->svc, val, vlen))) {
+        snprintf(msg, sizeof msg, "no generator named '%s' (GET /v1/info lists them)",
+                 name);
+        json_error(t, res, 404, "unknown_generator", msg);
+        return -1;
+      }
     } else if ((allowed & P_OPAQUE) && eq(key, klen, "opaque")) {
       if (p->has_opaque || vlen != 1 || (val[0] != '0' && val[0] != '1')) {
         json_error(t, res, 400, "bad_parameter", "opaque must be 0 or 1, given once");
@@ -146,22 +174,20 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
       p->has_opaque = 1;
       p->opaque = val[0] == '1';
     } else {
-      char msg[96];
-      snprintf(msg, sizeof msg, "unknown query parameter '%.*s'",
-               (int)(klen > 32 ? 32 : klen), key);
-      for (char *c = msg; *c; c++)
-        if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-          *c = '?';
+      char name[40], msg[96];
+      shown(key, klen, name, sizeof name);
+      snprintf(msg, sizeof msg, "unknown query parameter '%s'", name);
       json_error(t, res, 400, "bad_parameter", msg);
       return -1;
     }
   }
-  return 0;
+  return p->has_format ? check_form(t, p, res) : 0;
 }
 
-static void add_id(idgen__tctx *t, uint64_t id, idgen_format format) {
+static void add_id(idgen__tctx *t, uint64_t id, idgen_format format,
+                   const idgen_layout *layout) {
   char text[IDGEN_FORMAT_MAX];
-  int n = idgen_id_format(id, format, idgen__svc_layout(t->svc), text, sizeof text);
+  int n = idgen_id_format(id, format, layout, text, sizeof text);
   if (n < 0) {
     idgen__buf_adds(&t->out, "null");
     return;
@@ -171,22 +197,49 @@ static void add_id(idgen__tctx *t, uint64_t id, idgen_format format) {
   idgen__buf_addc(&t->out, '"');
 }
 
-static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res *res) {
+/* n text IDs (UUIDs, ULIDs) of g: one under key `one`, or a list under `many`. */
+static void text_ids(idgen__tctx *t, idgen__generator *g, uint64_t n, int list,
+                     const char *one, const char *many, idgen__http_res *res) {
+  idgen__buf_reset(&t->out);
+  idgen__buf_addf(&t->out, "{\"%s\":%s", list ? many : one, list ? "[" : "");
+  for (uint64_t i = 0; i < n; i++) {
+    char text[64];
+    int len = g->vtable->next_text(g, text, sizeof text);
+    if (len < 0) {
+      issue_error(t, res, len);
+      return;
+    }
+    if (i)
+      idgen__buf_addc(&t->out, ',');
+    idgen__buf_add_json_str(&t->out, text, (size_t)len);
+  }
+  idgen__metrics_issued(t->m, idgen__generator_kind(g), n);
+  idgen__buf_adds(&t->out, list ? "]}\n" : "}\n");
+  ok_json(res);
+}
+
+/* /v1/id and /v1/ids: of the generator named (the default without a name). */
+static void issue(idgen__tctx *t, const params *p, int many, idgen__http_res *res) {
+  idgen__generator *g = p->gen;
   size_t n = many ? (size_t)p->count : 1;
-  int64_t got = idgen__svc_next_batch(t->svc, t->ids, n);
+  if (!g->vtable->next_batch) {
+    text_ids(t, g, n, many, "id", "ids", res);
+    return;
+  }
+  int64_t got = g->vtable->next_batch(g, t->ids, n);
   if (got < 0) {
     issue_error(t, res, (int)got);
     return;
   }
-  idgen__metrics_issued(t->m, KIND_SNOWFLAKE, (uint64_t)got);
+  idgen__metrics_issued(t->m, idgen__generator_kind(g), (uint64_t)got);
   if ((size_t)got < n) {
     /* Some were issued, then the generator refused: answer with the error, not a
      * short list (the issued ones are burnt, never repeated). */
-    int64_t again = idgen__svc_next_batch(t->svc, t->ids, 1);
+    int64_t again = g->vtable->next_batch(g, t->ids, 1);
     issue_error(t, res, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
     return;
   }
-  int rc = idgen__id_form_prepare(p->form, idgen__svc_opaque(t->svc), t->ids, n);
+  int rc = idgen__id_form_prepare(p->form, g->opaque, t->ids, n);
   if (rc < 0) {
     json_error(t, res, 500, "internal", idgen_strerror(rc));
     return;
@@ -195,7 +248,7 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
   idgen__buf_reset(&t->out);
   if (!many) {
     idgen__buf_adds(&t->out, "{\"id\":");
-    add_id(t, t->ids[0], p->form.format);
+    add_id(t, t->ids[0], p->form.format, g->layout);
     idgen__buf_adds(&t->out, "}\n");
     return;
   }
@@ -204,42 +257,50 @@ static void route_ids(idgen__tctx *t, const params *p, int many, idgen__http_res
   for (size_t i = 0; i < n; i++) {
     if (i)
       idgen__buf_addc(&t->out, ',');
-    add_id(t, t->ids[i], p->form.format);
+    add_id(t, t->ids[i], p->form.format, g->layout);
   }
   idgen__buf_adds(&t->out, "]}\n");
 }
 
-static void route_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
-                       const char *many, idgen__http_res *res) {
-  idgen__buf_reset(&t->out);
-  idgen__buf_addf(&t->out, "{\"%s\":%s", p->has_count ? many : one,
-                  p->has_count ? "[" : "");
-  for (uint64_t i = 0; i < p->count; i++) {
-    char text[64];
-    int n = idgen__svc_text_id(t->svc, kind, text, sizeof text);
-    if (n == IDGEN_EINVAL) {
-      json_error(t, res, 404, "not_found", "this build has no UUID/ULID support");
-      return;
-    }
-    if (n < 0) {
-      issue_error(t, res, n);
-      return;
-    }
-    if (i)
-      idgen__buf_addc(&t->out, ',');
-    idgen__buf_add_json_str(&t->out, text, (size_t)n);
-  }
-  idgen__metrics_issued(t->m, kind, p->count);
-  idgen__buf_adds(&t->out, p->has_count ? "]}\n" : "}\n");
-  ok_json(res);
+static void route_id(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                     idgen__http_res *res) {
+  (void)req;
+  issue(t, p, 0, res);
+}
+
+static void route_ids(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                      idgen__http_res *res) {
+  (void)req;
+  issue(t, p, 1, res);
+}
+
+/* /v1/uuid7, /v1/uuid4, /v1/ulid: the service's own, whatever the configuration. */
+static void builtin_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
+                         const char *many, idgen__http_res *res) {
+  text_ids(t, idgen__svc_builtin(t->svc, kind), p->count, p->has_count, one, many, res);
+}
+
+static void route_uuid7(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                        idgen__http_res *res) {
+  (void)req;
+  builtin_text(t, p, KIND_UUID7, "uuid", "uuids", res);
+}
+static void route_uuid4(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                        idgen__http_res *res) {
+  (void)req;
+  builtin_text(t, p, KIND_UUID4, "uuid", "uuids", res);
+}
+static void route_ulid(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                       idgen__http_res *res) {
+  (void)req;
+  builtin_text(t, p, KIND_ULID, "ulid", "ulids", res);
 }
 
 /* ?opaque=1: the text is an opaque ID; the answer is the decode object of the ID behind
  * it, with "opaque" first. Only with a token: without one, anybody could turn every
  * opaque ID back into its time, worker and sequence (docs/opaque.md). */
-static int decode_opaque(idgen__tctx *t, const char *text, size_t len, uint64_t *id,
-                         uint64_t *opaque, idgen__http_res *res) {
-  const idgen_opaque *o = idgen__svc_opaque(t->svc);
+static int decode_opaque(idgen__tctx *t, const idgen_opaque *o, const char *text,
+                         size_t len, uint64_t *id, uint64_t *opaque, idgen__http_res *res) {
   if (!idgen__svc_auth_required(t->svc)) {
     json_error(t, res, 403, "forbidden",
                "opaque decode needs --auth-token-file: without a token anybody could undo "
@@ -265,15 +326,28 @@ static int decode_opaque(idgen__tctx *t, const char *text, size_t len, uint64_t 
   return 0;
 }
 
-static void route_decode(idgen__tctx *t, const params *p, const char *text, size_t len,
+/* /v1/decode/{id}[?name=N]: with the layout (and opaque key) of a snowflake generator. */
+static void route_decode(idgen__tctx *t, const idgen__http_req *req, const params *p,
                          idgen__http_res *res) {
+  const char *text = req->path + 11;
+  size_t len = req->path_len - 11;
   uint64_t id, opaque = 0;
-  const idgen_layout *layout = idgen__svc_layout(t->svc);
+  const idgen_layout *layout = p->gen->layout;
+  /* A UUID or ULID decodes without a layout; a 64-bit ID needs a snowflake one's. */
+  if (!layout && (p->opaque || !idgen__wide_kind(text, len))) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "'%s' is a %s generator: decode reads snowflake IDs "
+             "(?name= a snowflake generator)",
+             p->gen->name, idgen__kind_name(idgen__generator_kind(p->gen)));
+    json_error(t, res, 400, "bad_parameter", msg);
+    return;
+  }
   const char *kind = "ID";
   char json[IDGEN_DECODE_JSON_MAX];
   int n;
   if (p->opaque) {
-    if (decode_opaque(t, text, len, &id, &opaque, res) < 0)
+    if (decode_opaque(t, p->gen->opaque, text, len, &id, &opaque, res) < 0)
       return;
     n = idgen__decode_json(layout, id, json, sizeof json);
   } else {
@@ -297,32 +371,105 @@ static void route_decode(idgen__tctx *t, const params *p, const char *text, size
   ok_json(res);
 }
 
-static idgen__route route_of(const idgen__http_req *req) {
-  const char *p = req->path;
-  size_t n = req->path_len;
-  if (eq(p, n, "/v1/id"))
-    return ROUTE_ID;
-  if (eq(p, n, "/v1/ids"))
-    return ROUTE_IDS;
-  if (eq(p, n, "/v1/uuid7"))
-    return ROUTE_UUID7;
-  if (eq(p, n, "/v1/uuid4"))
-    return ROUTE_UUID4;
-  if (eq(p, n, "/v1/ulid"))
-    return ROUTE_ULID;
-  if (n > 11 && memcmp(p, "/v1/decode/", 11) == 0)
-    return ROUTE_DECODE;
-  if (eq(p, n, "/v1/info"))
-    return ROUTE_INFO;
-  if (eq(p, n, "/healthz"))
-    return ROUTE_HEALTHZ;
-  if (eq(p, n, "/readyz"))
-    return ROUTE_READYZ;
-  if (eq(p, n, "/metrics"))
-    return ROUTE_METRICS;
-  if (eq(p, n, "/"))
-    return ROUTE_STATUS;
-  return ROUTE_OTHER;
+static void route_info(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                       idgen__http_res *res) {
+  (void)req, (void)p;
+  idgen__buf_reset(&t->out);
+  idgen__svc_info_json(t->svc, &t->out);
+  idgen__buf_addc(&t->out, '\n');
+  ok_json(res);
+}
+
+static void route_healthz(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                          idgen__http_res *res) {
+  (void)req, (void)p;
+  idgen__buf_reset(&t->out);
+  idgen__buf_adds(&t->out, "{\"status\":\"ok\"}\n");
+  ok_json(res);
+}
+
+/* /readyz: the service (its default generator); ?name=N: that generator alone. The
+ * body lists every generator either way. */
+static void route_readyz(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                         idgen__http_res *res) {
+  (void)req;
+  char reason[256] = "";
+  int ready = p->has_name ? p->gen->vtable->ready(p->gen, reason, sizeof reason)
+                          : idgen__svc_ready(t->svc, reason, sizeof reason);
+  if (ready && idgen__svc_stopping(t->svc)) {
+    ready = 0;
+    snprintf(reason, sizeof reason, "shutting down");
+  }
+  idgen__buf_reset(&t->out);
+  if (ready) {
+    idgen__buf_adds(&t->out, "{\"status\":\"ready\"");
+    ok_json(res);
+  } else {
+    json_error(t, res, 503, "not_ready", reason);
+    t->out.len -= 2; /* reopen the object: "}}\n" -> "}" */
+    res->retry_after_s = 1;
+  }
+  idgen__buf_adds(&t->out, ",\"generators\":");
+  idgen__svc_ready_json(t->svc, &t->out);
+  idgen__buf_adds(&t->out, "}\n");
+}
+
+static void route_metrics(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                          idgen__http_res *res) {
+  (void)req, (void)p;
+  idgen__buf_reset(&t->out);
+  idgen__svc_metrics(t->svc, &t->out);
+  res->status = 200;
+  res->reason = "OK";
+  res->content_type = "text/plain; version=0.0.4";
+}
+
+static void route_status(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                         idgen__http_res *res) {
+  (void)req, (void)p;
+  idgen__buf_reset(&t->out);
+  idgen__buf_add(&t->out, (const char *)idgen__status_page, idgen__status_page_len);
+  res->status = 200;
+  res->reason = "OK";
+  res->content_type = "text/html; charset=utf-8";
+}
+
+typedef void (*route_fn)(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                         idgen__http_res *res);
+
+/* The routes: a path (or a prefix, followed by at least one byte), the query
+ * parameters it takes, whether it is public (no token: the probes, and the status page,
+ * whose data comes from the routes that need one), and its handler. */
+static const struct route {
+  const char *path;
+  int prefix;
+  idgen__route metric;
+  unsigned params;
+  int public;
+  route_fn handle;
+} routes[] = {
+    {"/v1/id", 0, ROUTE_ID, P_FORMAT | P_NAME, 0, route_id},
+    {"/v1/ids", 0, ROUTE_IDS, P_COUNT | P_FORMAT | P_NAME, 0, route_ids},
+    {"/v1/uuid7", 0, ROUTE_UUID7, P_COUNT, 0, route_uuid7},
+    {"/v1/uuid4", 0, ROUTE_UUID4, P_COUNT, 0, route_uuid4},
+    {"/v1/ulid", 0, ROUTE_ULID, P_COUNT, 0, route_ulid},
+    {"/v1/decode/", 1, ROUTE_DECODE, P_OPAQUE | P_NAME, 0, route_decode},
+    {"/v1/info", 0, ROUTE_INFO, 0, 0, route_info},
+    {"/healthz", 0, ROUTE_HEALTHZ, 0, 1, route_healthz},
+    {"/readyz", 0, ROUTE_READYZ, P_NAME, 1, route_readyz},
+    {"/metrics", 0, ROUTE_METRICS, 0, 0, route_metrics},
+    {"/", 0, ROUTE_STATUS, 0, 1, route_status},
+};
+
+static const struct route *route_of(const idgen__http_req *req) {
+  for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+    const struct route *r = &routes[i];
+    size_t l = strlen(r->path);
+    if (r->prefix ? req->path_len > l && !memcmp(req->path, r->path, l)
+                  : eq(req->path, req->path_len, r->path))
+      return r;
+  }
+  return NULL;
 }
 
 static int bearer_ok(idgen__tctx *t, const idgen__http_req *req) {
@@ -340,7 +487,7 @@ static int bearer_ok(idgen__tctx *t, const idgen__http_req *req) {
   return idgen__svc_auth_ok(t->svc, tok, len);
 }
 
-static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route route,
+static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct route *r,
                      idgen__http_res *res) {
   if (!eq(req->method, req->method_len, "GET") &&
       !eq(req->method, req->method_len, "HEAD")) {
@@ -348,14 +495,11 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     res->allow = 1;
     return;
   }
-  if (route == ROUTE_OTHER) {
+  if (!r) {
     json_error(t, res, 404, "not_found", "no such route; see docs/server.md");
     return;
   }
-  /* Public: the probes, and the status page (its data comes from the routes below). */
-  int public_route =
-      route == ROUTE_HEALTHZ || route == ROUTE_READYZ || route == ROUTE_STATUS;
-  if (!public_route && !bearer_ok(t, req)) {
+  if (!r->public && !bearer_ok(t, req)) {
     json_error(t, res, 401, "unauthorized",
                "a valid 'Authorization: Bearer <token>' is required");
     res->www_authenticate = 1;
@@ -363,85 +507,21 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, idgen__route ro
     return;
   }
   params p;
-  unsigned allowed = route == ROUTE_ID    ? P_FORMAT
-                     : route == ROUTE_IDS ? P_COUNT | P_FORMAT
-                     : route == ROUTE_UUID7 || route == ROUTE_UUID4 || route == ROUTE_ULID
-                         ? P_COUNT
-                     : route == ROUTE_DECODE ? P_OPAQUE
-                                             : 0;
-  if (parse_query(t, req, allowed, &p, res) < 0)
-    return;
-  const char *reason;
-  switch (route) {
-  case ROUTE_ID:
-    route_ids(t, &p, 0, res);
-    return;
-  case ROUTE_IDS:
-    route_ids(t, &p, 1, res);
-    return;
-  case ROUTE_UUID7:
-    route_text(t, &p, KIND_UUID7, "uuid", "uuids", res);
-    return;
-  case ROUTE_UUID4:
-    route_text(t, &p, KIND_UUID4, "uuid", "uuids", res);
-    return;
-  case ROUTE_ULID:
-    route_text(t, &p, KIND_ULID, "ulid", "ulids", res);
-    return;
-  case ROUTE_DECODE:
-    route_decode(t, &p, req->path + 11, req->path_len - 11, res);
-    return;
-  case ROUTE_INFO:
-    idgen__buf_reset(&t->out);
-    idgen__svc_info_json(t->svc, &t->out);
-    idgen__buf_addc(&t->out, '\n');
-    ok_json(res);
-    return;
-  case ROUTE_HEALTHZ:
-    idgen__buf_reset(&t->out);
-    idgen__buf_adds(&t->out, "{\"status\":\"ok\"}\n");
-    ok_json(res);
-    return;
-  case ROUTE_READYZ:
-    if (!idgen__svc_ready(t->svc, &reason)) {
-      json_error(t, res, 503, "not_ready", reason);
-      res->retry_after_s = 1;
-      return;
-    }
-    idgen__buf_reset(&t->out);
-    idgen__buf_adds(&t->out, "{\"status\":\"ready\"}\n");
-    ok_json(res);
-    return;
-  case ROUTE_METRICS:
-    idgen__buf_reset(&t->out);
-    idgen__svc_metrics(t->svc, &t->out);
-    res->status = 200;
-    res->reason = "OK";
-    res->content_type = "text/plain; version=0.0.4";
-    return;
-  case ROUTE_STATUS:
-    idgen__buf_reset(&t->out);
-    idgen__buf_add(&t->out, (const char *)idgen__status_page, idgen__status_page_len);
-    res->status = 200;
-    res->reason = "OK";
-    res->content_type = "text/html; charset=utf-8";
-    return;
-  default:
-    json_error(t, res, 404, "not_found", "no such route");
-    return;
-  }
+  if (parse_query(t, req, r->params, &p, res) == 0)
+    r->handle(t, req, &p, res);
 }
 
 void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res) {
   int64_t t0 = idgen_monotonic_ns();
   memset(res, 0, sizeof *res);
-  idgen__route route = route_of(req);
-  dispatch(t, req, route, res);
+  const struct route *r = route_of(req);
+  dispatch(t, req, r, res);
   if (t->out.failed)
     json_error(t, res, 500, "internal", "out of memory");
   if (idgen__svc_stopping(t->svc))
     res->close = 1;
-  idgen__metrics_http(t->m, route, res->status, idgen_monotonic_ns() - t0);
+  idgen__metrics_http(t->m, r ? r->metric : ROUTE_OTHER, res->status,
+                      idgen_monotonic_ns() - t0);
 }
 
 void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {

@@ -1,5 +1,7 @@
 /* config.c: one table of options gives the flags, the IDGEN_* variables, --help and
- * --print-config, so the four cannot disagree. */
+ * --print-config, so the four cannot disagree; a second table gives the options of a
+ * generator in the config file (--config), the default generator's through the first
+ * table's flags. */
 #include "server/config.h"
 
 #include <errno.h>
@@ -10,6 +12,9 @@
 #include <string.h>
 
 #include "idgen/clock.h"
+#include "lease/lease_internal.h"
+#include "segment/segment.h"
+#include "server/config_file.h"
 #include "server/id_form.h"
 
 typedef enum { OPT_STR, OPT_U64 } opt_kind;
@@ -32,8 +37,15 @@ static const opt opts[] = {
     {"http", S(http), "127.0.0.1:8080", "HTTP listener ADDR:PORT; empty disables it"},
     {"resp", S(resp), "127.0.0.1:6380",
      "Redis-protocol listener ADDR:PORT; empty disables it"},
+    {"config", S(config_file), "",
+     "YAML file naming generators by kind (snowflake, segment, uuid7, uuid4, ulid), "
+     "served as /v1/id?name=N and ID N (docs/generators.md); flags and IDGEN_* "
+     "variables configure its 'default' and win over the file's"},
     {"layout", S(layout), "snowflake", "layout preset or spec (see `idgen layout`)"},
     {"policy", S(policy), "wait", "clock-back policy: fail, wait or logical"},
+    {"seq-reset-threshold", U(seq_reset_threshold, 0, UINT32_MAX), "0",
+     "keep counting the sequence across time units until it passes this, then reset (so "
+     "id % n spreads at low traffic); 0: reset every unit; below 2^seq_bits"},
     {"clock", S(clock), "mono",
      "mono: monotonic, anchored to the wall clock at start (a step back does not reach "
      "it); wall: the wall clock as it is, so a step back meets --policy (for fault tests: "
@@ -67,11 +79,15 @@ static const opt opts[] = {
 };
 enum { NOPTS = sizeof opts / sizeof opts[0] };
 
-/* Where each value came from, for --print-config. */
+/* Where each value came from, for --print-config and messages: "default", "env",
+ * "flag", or "file" (then *_lines holds its line in the config file). */
 static const char *sources[NOPTS];
+static int source_lines[NOPTS];
 #define LEASE_OPT_BASE 2000
 #define LEASE_OPTS_MAX 32
 static const char *lease_sources[LEASE_OPTS_MAX];
+static int lease_lines[LEASE_OPTS_MAX];
+static char loaded_file[IDGEN_CFG_PATH]; /* --config as last loaded, for messages */
 
 static void env_name(const opt *o, char *out, size_t outlen) {
   size_t j = 0;
@@ -85,33 +101,372 @@ static void env_name(const opt *o, char *out, size_t outlen) {
   out[j] = 0;
 }
 
-static int set_value(idgen__serve_config *cfg, const opt *o, const char *value, char *err,
-                     size_t errlen, const char *from) {
+/* A whole number in [min, max], strictly; what names the value in the message. */
+static int parse_u64(const char *value, uint64_t min, uint64_t max, uint64_t *out,
+                     const char *what, char *err, size_t errlen) {
+  if (*value < '0' || *value > '9') {
+    snprintf(err, errlen, "%s: '%s' is not a number", what, value);
+    return -1;
+  }
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(value, &end, 10);
+  if (errno || *end || v < min || v > max) {
+    snprintf(err, errlen, "%s: '%s' is not a number from %llu to %llu", what, value,
+             (unsigned long long)min, (unsigned long long)max);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Sets one option; what names where the value came from in a message ("--max-count",
+ * "IDGEN_MAX_COUNT: --max-count", "FILE:LINE: generators.default.layout"). */
+static int set_value(idgen__serve_config *cfg, const opt *o, const char *value,
+                     const char *what, char *err, size_t errlen) {
   char *field = (char *)cfg + o->off;
   if (o->kind == OPT_STR) {
     if (strlen(value) >= o->size) {
-      snprintf(err, errlen, "%s --%s: value too long (%zu bytes at most)", from, o->name,
-               o->size - 1);
+      snprintf(err, errlen, "%s: value too long (%zu bytes at most)", what, o->size - 1);
       return -1;
     }
     strcpy(field, value);
     return 0;
   }
-  const char *p = value;
-  if (*p < '0' || *p > '9') {
-    snprintf(err, errlen, "%s --%s: '%s' is not a number", from, o->name, value);
+  uint64_t v;
+  if (parse_u64(value, o->min, o->max, &v, what, err, errlen) < 0)
     return -1;
-  }
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(p, &end, 10);
-  if (errno || *end || v < o->min || v > o->max) {
-    snprintf(err, errlen, "%s --%s: '%s' is not a number from %llu to %llu", from, o->name,
-             value, (unsigned long long)o->min, (unsigned long long)o->max);
-    return -1;
-  }
-  memcpy(field, &(uint64_t){v}, sizeof(uint64_t));
+  memcpy(field, &v, sizeof v);
   return 0;
+}
+
+/* ---- Generators: the options of the config file's entries ----------------------- */
+
+typedef enum { GK_KIND, GK_STR, GK_U64, GK_LEASE } gen_key_type;
+
+/* One option of a generator entry. Options with a flag set the default generator
+ * through that flag (a serve option or a lease option), so that the flag, its IDGEN_*
+ * variable and the file's "default" entry meet in one place, the flag winning. */
+typedef struct gen_key {
+  const char *name; /* as the file spells it */
+  unsigned kinds;   /* bit 1 << kind for each kind that takes it */
+  gen_key_type type;
+  size_t off, size; /* GK_STR, GK_U64: the spec's field */
+  uint64_t min, max;
+  const char *flag; /* the default generator's flag, or NULL */
+} gen_key;
+
+#define KB(k) (1u << (k))
+#define SNOW KB(KIND_SNOWFLAKE)
+#define SEG KB(KIND_SEGMENT)
+#define GS(f) GK_STR, offsetof(idgen__gen_spec, f), sizeof(((idgen__gen_spec *)0)->f), 0, 0
+#define GU(f, lo, hi) GK_U64, offsetof(idgen__gen_spec, f), 0, lo, hi
+#define GL GK_LEASE, 0, 0, 0, 0
+
+static const gen_key gen_keys[] = {
+    {"kind", (1u << KIND_COUNT) - 1, GK_KIND, 0, 0, 0, 0, NULL},
+    {"layout", SNOW, GS(layout), "layout"},
+    {"policy", SNOW, GS(policy), "policy"},
+    {"seq_reset_threshold", SNOW, GU(seq_reset_threshold, 0, UINT32_MAX),
+     "seq-reset-threshold"},
+    {"namespace", SNOW, GL, "namespace"},
+    {"datacenter", SNOW, GL, "datacenter"},
+    {"worker_id_range", SNOW, GL, "worker-id-range"},
+    {"worker_id", SNOW, GL, "worker-id"},
+    {"worker_id_offset", SNOW, GL, "worker-id-offset"},
+    {"backend", SEG, GS(backend), NULL},
+    {"dsn", SEG, GS(dsn), NULL},
+    {"path", SEG, GS(dsn), NULL}, /* the file backend's dsn, as the issue names it */
+    {"step", SEG, GU(step, 1, IDGEN_SEGMENT_STEP_MAX), NULL},
+    {"max_step", SEG, GU(max_step, 1, IDGEN_SEGMENT_STEP_MAX), NULL},
+    {"prefetch_pct", SEG, GU(prefetch_pct, 0, 100), NULL},
+    {"period_s", SEG, GU(period_s, 1, 7 * 86400), NULL},
+    {"retry_ms", SEG, GU(retry_ms, 10, 600000), NULL},
+    {"timeout_ms", SEG, GU(timeout_ms, 100, 600000), NULL},
+    {"opaque_key_file", SNOW | SEG, GS(opaque_key_file), "opaque-key-file"},
+};
+enum { NKEYS = sizeof gen_keys / sizeof gen_keys[0] };
+_Static_assert(NKEYS <= IDGEN__GEN_KEYS_MAX, "spec->lines holds every key");
+#define KEY_INHERITED (-1) /* spec->lines: the default generator's value */
+
+static const gen_key *key_named(const char *name) {
+  for (size_t i = 0; i < NKEYS; i++)
+    if (!strcmp(gen_keys[i].name, name))
+      return &gen_keys[i];
+  return NULL;
+}
+
+static size_t key_index(const char *name) {
+  return (size_t)(key_named(name) - gen_keys);
+}
+
+/* "kind, layout, ..." for one kind. */
+static void keys_of(idgen__kind kind, char *out, size_t outlen) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < NKEYS && n < outlen; i++)
+    if (gen_keys[i].kinds & KB(kind))
+      n += (size_t)snprintf(out + n, outlen - n, "%s%s", n ? ", " : "", gen_keys[i].name);
+}
+
+static int serve_opt(const char *name) {
+  for (size_t i = 0; i < NOPTS; i++)
+    if (!strcmp(opts[i].name, name))
+      return (int)i;
+  return -1;
+}
+
+static int lease_opt(const char *name) {
+  const idgen_lease_option *lo = idgen_lease_options();
+  for (int i = 0; lo[i].name && i < LEASE_OPTS_MAX; i++)
+    if (!strcmp(lo[i].name, name))
+      return i;
+  return -1;
+}
+
+/* Sets a lease option; on failure err is "what: <why>", the library's "--name: " or
+ * "--name " dropped from <why>. */
+static int lease_set(idgen_lease_config *l, const char *flag, const char *value,
+                     const char *what, char *err, size_t errlen) {
+  char why[256];
+  if (idgen_lease_config_set(l, flag, value, why, sizeof why) == 0)
+    return 0;
+  const char *w = why;
+  size_t fl = strlen(flag);
+  if (w[0] == '-' && w[1] == '-' && !strncmp(w + 2, flag, fl))
+    w += 2 + fl + (w[2 + fl] == ':') + (w[2 + fl] != '\0');
+  while (*w == ' ')
+    w++;
+  snprintf(err, errlen, "%s: %s", what, w);
+  return -1;
+}
+
+int idgen__serve_wall_clock(const idgen__serve_config *cfg) {
+  return !strcmp(cfg->clock, "wall");
+}
+
+/* The built-in values of a generator of this kind; its lease options are the
+ * process's (provider, state directory, etcd, timings, namespace, region) without the
+ * ones that belong to one generator's layout (worker ID, offset, datacenter, range). */
+static void spec_defaults(const idgen__serve_config *cfg, idgen__gen_spec *s,
+                          const char *name, idgen__kind kind) {
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "%s", name);
+  s->kind = kind;
+  snprintf(s->layout, sizeof s->layout, "snowflake");
+  snprintf(s->policy, sizeof s->policy, "wait");
+  s->lease = cfg->lease;
+  s->lease.worker_id = -1;
+  s->lease.worker_id_offset = 0;
+  s->lease.datacenter = -1;
+  s->lease.range_lo = s->lease.range_hi = -1;
+  s->lines[key_index("namespace")] = KEY_INHERITED;
+  snprintf(s->backend, sizeof s->backend, "file");
+  idgen__segment_config sc;
+  idgen__segment_config_init(&sc, NULL, NULL, NULL);
+  s->step = sc.step;
+  s->max_step = sc.max_step;
+  s->prefetch_pct = (uint64_t)sc.prefetch_pct;
+  s->period_s = (uint64_t)(sc.period_ns / 1000000000);
+  s->retry_ms = (uint64_t)(sc.retry_ns / 1000000);
+  s->timeout_ms = 5000; /* the backends' own default */
+}
+
+/* 0 if name may name a generator; else -1 with the reason. Names are the segment
+ * names' (a segment generator's name is its sequence's), and never read as a RESP
+ * count (all digits) or format (decimal, hex, ...): see docs/generators.md. */
+static int gen_name_check(const char *name, const char **why) {
+  idgen__id_form form;
+  size_t digits = strspn(name, "0123456789");
+  if (idgen__segment_name_check(name)) {
+    *why = "use 1-64 of A-Z a-z 0-9 _ . - (not starting with '.')";
+    return -1;
+  }
+  if (name[digits] == '\0') {
+    *why = "all digits: RESP's IDS would read it as a count";
+    return -1;
+  }
+  if (idgen__id_form_parse(name, strlen(name), &form) == 0) {
+    *why = "a format's name: RESP's ID would read it as the format";
+    return -1;
+  }
+  return 0;
+}
+
+/* The option o of entry name, written "FILE:LINE: generators.NAME.KEY". */
+static void where_option(const idgen__serve_config *cfg, const char *name, const char *key,
+                         int line, char *out, size_t outlen) {
+  snprintf(out, outlen, "%s:%d: generators.%s.%s", cfg->config_file, line, name, key);
+}
+
+/* Applies one option of the default entry through its flag, unless an IDGEN_*
+ * variable or a flag set it (they win). */
+static int apply_default_flag(idgen__serve_config *cfg, const gen_key *k,
+                              const idgen__config_option *o, const char *what, char *err,
+                              size_t errlen) {
+  int i = serve_opt(k->flag);
+  if (i >= 0) {
+    if (strcmp(sources[i], "default"))
+      return 0;
+    if (set_value(cfg, &opts[i], o->value, what, err, errlen) < 0)
+      return -1;
+    sources[i] = "file";
+    source_lines[i] = o->line;
+    return 0;
+  }
+  i = lease_opt(k->flag);
+  if (strcmp(lease_sources[i], "default"))
+    return 0;
+  if (lease_set(&cfg->lease, k->flag, o->value, what, err, errlen) < 0)
+    return -1;
+  lease_sources[i] = "file";
+  lease_lines[i] = o->line;
+  return 0;
+}
+
+static int apply_option(idgen__serve_config *cfg, idgen__gen_spec *s, int is_default,
+                        const idgen__config_option *o, char *err, size_t errlen) {
+  char what[IDGEN_CFG_PATH + 160], keys[512];
+  where_option(cfg, s->name, o->key, o->line, what, sizeof what);
+  const gen_key *k = key_named(o->key);
+  if (!k || !(k->kinds & KB(s->kind))) {
+    keys_of(s->kind, keys, sizeof keys);
+    snprintf(err, errlen, "%s: %s option of a %s generator (it takes: %s)", what,
+             k ? "not an" : "unknown", idgen__kind_name(s->kind), keys);
+    return -1;
+  }
+  if (k->type == GK_KIND)
+    return 0; /* read first, by apply_entry */
+  if (is_default && k->flag)
+    return apply_default_flag(cfg, k, o, what, err, errlen);
+  size_t i = (size_t)(k - gen_keys);
+  if (k->type == GK_STR) {
+    if (strlen(o->value) >= k->size) {
+      snprintf(err, errlen, "%s: value too long (%zu bytes at most)", what, k->size - 1);
+      return -1;
+    }
+    snprintf((char *)s + k->off, k->size, "%s", o->value);
+  } else if (k->type == GK_U64) {
+    uint64_t v;
+    if (parse_u64(o->value, k->min, k->max, &v, what, err, errlen) < 0)
+      return -1;
+    memcpy((char *)s + k->off, &v, sizeof v);
+  } else if (lease_set(&s->lease, k->flag, o->value, what, err, errlen) < 0) {
+    return -1;
+  }
+  size_t dsn = key_index("dsn"), path = key_index("path");
+  if ((i == dsn && s->lines[path] > 0) || (i == path && s->lines[dsn] > 0)) {
+    snprintf(err, errlen, "%s: give dsn or path, not both", what);
+    return -1;
+  }
+  s->lines[i] = o->line;
+  return 0;
+}
+
+/* Reads one entry of the file into s (the default entry: into cfg through the flags,
+ * and its other options into s). */
+static int apply_entry(idgen__serve_config *cfg, const idgen__config_entry *e,
+                       idgen__gen_spec *s, char *err, size_t errlen) {
+  const char *why;
+  if (gen_name_check(e->name, &why) < 0) {
+    snprintf(err, errlen, "%s:%d: generators.%.64s: not a generator name: %s",
+             cfg->config_file, e->line, e->name, why);
+    return -1;
+  }
+  int is_default = !strcmp(e->name, IDGEN__DEFAULT_GENERATOR);
+  const idgen__config_option *kind_opt = NULL;
+  for (size_t i = 0; i < e->noptions; i++)
+    if (!strcmp(e->options[i].key, "kind"))
+      kind_opt = &e->options[i];
+  idgen__kind kind = KIND_SNOWFLAKE;
+  if (!kind_opt && !is_default) {
+    snprintf(err, errlen, "%s:%d: generators.%s: no kind (" IDGEN__KINDS ")",
+             cfg->config_file, e->line, e->name);
+    return -1;
+  }
+  if (kind_opt && idgen__kind_parse(kind_opt->value, &kind) < 0) {
+    snprintf(err, errlen,
+             "%s:%d: generators.%s.kind: '%s' is not a kind (" IDGEN__KINDS ")",
+             cfg->config_file, kind_opt->line, e->name, kind_opt->value);
+    return -1;
+  }
+  spec_defaults(cfg, s, e->name, kind);
+  s->line = e->line;
+  s->lines[key_index("kind")] = kind_opt ? kind_opt->line : 0;
+  for (size_t i = 0; i < e->noptions; i++)
+    if (apply_option(cfg, s, is_default, &e->options[i], err, errlen) < 0)
+      return -1;
+  return 0;
+}
+
+/* The default generator from the flags (and what the file's default entry set through
+ * them): only a snowflake default takes --layout, --policy and --seq-reset-threshold,
+ * only a numeric one --opaque-key-file. */
+static int default_from_flags(idgen__serve_config *cfg, idgen__gen_spec *s, char *err,
+                              size_t errlen) {
+  static const char *const snowflake_only[] = {"layout", "policy", "seq-reset-threshold"};
+  for (size_t j = 0; s->kind != KIND_SNOWFLAKE && j < 3; j++) {
+    int i = serve_opt(snowflake_only[j]);
+    if (strcmp(sources[i], "default")) {
+      snprintf(err, errlen,
+               "--%s: the default generator is a %s generator (%s:%d), which has none",
+               snowflake_only[j], idgen__kind_name(s->kind), cfg->config_file, s->line);
+      return -1;
+    }
+  }
+  if (cfg->opaque_key_file[0] && !idgen__kind_numeric(s->kind)) {
+    snprintf(err, errlen,
+             "--opaque-key-file: the default generator is a %s generator (%s:%d): its IDs "
+             "have no opaque form",
+             idgen__kind_name(s->kind), cfg->config_file, s->line);
+    return -1;
+  }
+  snprintf(s->opaque_key_file, sizeof s->opaque_key_file, "%s", cfg->opaque_key_file);
+  if (s->kind == KIND_SNOWFLAKE) {
+    snprintf(s->layout, sizeof s->layout, "%s", cfg->layout);
+    snprintf(s->policy, sizeof s->policy, "%s", cfg->policy);
+    s->seq_reset_threshold = cfg->seq_reset_threshold;
+    s->lease = cfg->lease;
+  }
+  return 0;
+}
+
+/* Reads --config and makes cfg->gens: the default first, then the file's others. */
+static int load_generators(idgen__serve_config *cfg, char *err, size_t errlen) {
+  idgen__config_file file = {0};
+  snprintf(loaded_file, sizeof loaded_file, "%s", cfg->config_file);
+  if (cfg->config_file[0] && idgen__config_file_read(cfg->config_file, &file, err, errlen))
+    return -1;
+  int rc = -1;
+  if (file.nentries + 1 > IDGEN_SERVE_GENERATORS_MAX) {
+    snprintf(err, errlen, "%s: %zu generators, %d at most", cfg->config_file, file.nentries,
+             IDGEN_SERVE_GENERATORS_MAX);
+    goto done;
+  }
+  cfg->gens = calloc(file.nentries + 1, sizeof *cfg->gens);
+  if (!cfg->gens) {
+    snprintf(err, errlen, "out of memory");
+    goto done;
+  }
+  cfg->ngens = 1;
+  spec_defaults(cfg, &cfg->gens[0], IDGEN__DEFAULT_GENERATOR, KIND_SNOWFLAKE);
+  for (size_t i = 0; i < file.nentries; i++) {
+    const idgen__config_entry *e = &file.entries[i];
+    int is_default = !strcmp(e->name, IDGEN__DEFAULT_GENERATOR);
+    if (apply_entry(cfg, e, is_default ? &cfg->gens[0] : &cfg->gens[cfg->ngens], err,
+                    errlen) < 0)
+      goto done;
+    cfg->ngens += !is_default;
+  }
+  /* The named ones took the lease options before the default entry set its own:
+   * namespace (inherited) is the default's as the flags and the file leave it. */
+  for (size_t i = 1; i < cfg->ngens; i++)
+    if (cfg->gens[i].lines[key_index("namespace")] == KEY_INHERITED)
+      snprintf(cfg->gens[i].lease.ns, sizeof cfg->gens[i].lease.ns, "%s", cfg->lease.ns);
+  rc = default_from_flags(cfg, &cfg->gens[0], err, errlen);
+done:
+  idgen__config_file_free(&file);
+  return rc;
 }
 
 static void usage(FILE *out) {
@@ -119,7 +474,9 @@ static void usage(FILE *out) {
                "Runs the ID service: HTTP/JSON and the Redis protocol (RESP2) on one event "
                "loop per\n"
                "thread. Every option can also be set by the environment variable shown; "
-               "flags win.\n\n");
+               "flags win.\n"
+               "The generators are the default one (the options below) and those --config "
+               "names.\n\n");
   for (size_t i = 0; i < NOPTS; i++) {
     char env[64];
     env_name(&opts[i], env, sizeof env);
@@ -133,19 +490,37 @@ static void usage(FILE *out) {
             lo[i].has_arg ? lo[i].arg : "", lo[i].help, lo[i].env ? " (" : "",
             lo[i].env ? lo[i].env : "", lo[i].env ? ")" : "");
   fprintf(out,
+          "\nGenerators of the --config file (YAML: generators: NAME: {kind: K, ...}),\n"
+          "served as GET /v1/id?name=NAME, /v1/ids?name=NAME&count=N, RESP ID NAME,\n"
+          "IDS NAME N (docs/generators.md). The options of each kind:\n");
+  static const idgen__kind order[] = {KIND_SNOWFLAKE, KIND_SEGMENT, KIND_UUID7, KIND_UUID4,
+                                      KIND_ULID};
+  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+    char keys[512];
+    keys_of(order[k], keys, sizeof keys);
+    fprintf(out, "  %-9s %s\n", idgen__kind_name(order[k]), keys);
+  }
+  fprintf(out,
           "\n  --print-config\n      print the effective configuration and exit\n"
           "  --help\n      this text\n\n"
           "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file.\n"
           "See docs/server.md for the routes and commands.\n");
 }
 
+void idgen__serve_config_free(idgen__serve_config *cfg) {
+  free(cfg->gens);
+  cfg->gens = NULL;
+  cfg->ngens = 0;
+}
+
 idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
                                               char **argv, FILE *out, char *err,
                                               size_t errlen) {
+  idgen__serve_config_free(cfg);
   memset(cfg, 0, sizeof *cfg);
   for (size_t i = 0; i < NOPTS; i++) {
     sources[i] = "default";
-    if (set_value(cfg, &opts[i], opts[i].def, err, errlen, "built-in default:") < 0)
+    if (set_value(cfg, &opts[i], opts[i].def, "built-in default", err, errlen) < 0)
       return IDGEN_CONFIG_INTERNAL;
   }
   idgen_lease_config_init(&cfg->lease);
@@ -163,9 +538,9 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
     const char *v = getenv(env);
     if (!v)
       continue;
-    char from[80];
-    snprintf(from, sizeof from, "%s:", env);
-    if (set_value(cfg, &opts[i], v, err, errlen, from) < 0)
+    char what[80];
+    snprintf(what, sizeof what, "%s: --%s", env, opts[i].name);
+    if (set_value(cfg, &opts[i], v, what, err, errlen) < 0)
       return IDGEN_CONFIG_USAGE;
     sources[i] = "env";
   }
@@ -198,10 +573,10 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
     }
     if (c >= 1000 && c < 1000 + (int)NOPTS) {
       size_t i = (size_t)(c - 1000);
-      if (set_value(cfg, &opts[i], optarg, err, errlen, "") < 0) {
-        memmove(err, err + 1, strlen(err)); /* drop the empty source's space */
+      char what[80];
+      snprintf(what, sizeof what, "--%s", opts[i].name);
+      if (set_value(cfg, &opts[i], optarg, what, err, errlen) < 0)
         return IDGEN_CONFIG_USAGE;
-      }
       sources[i] = "flag";
       continue;
     }
@@ -222,6 +597,8 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
     snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
     return IDGEN_CONFIG_USAGE;
   }
+  if (load_generators(cfg, err, errlen) < 0)
+    return IDGEN_CONFIG_USAGE;
   if (print) {
     idgen__serve_config_print(cfg, out);
     return IDGEN_CONFIG_DONE;
@@ -265,25 +642,186 @@ static int load_token(idgen__serve_config *cfg, char *err, size_t errlen) {
   return 0;
 }
 
-int idgen__serve_config_parse(const idgen__serve_config *cfg, idgen__serve_choices *out,
-                              char *err, size_t errlen) {
-  char why[160] = "";
-  int rc = idgen_layout_parse(cfg->layout, strlen(cfg->layout), idgen_wall_ns() / 1000000,
+const idgen__gen_spec *idgen__serve_config_gen(const idgen__serve_config *cfg,
+                                               const char *name, size_t len) {
+  for (size_t i = 0; i < cfg->ngens; i++)
+    if (strlen(cfg->gens[i].name) == len && !memcmp(cfg->gens[i].name, name, len))
+      return &cfg->gens[i];
+  return NULL;
+}
+
+void idgen__gen_spec_dsn(const idgen__gen_spec *s, char *out, size_t outlen) {
+  if (s->dsn[0] || strcmp(s->backend, "file")) {
+    snprintf(out, outlen, "%s", s->dsn);
+    return;
+  }
+  char dir[IDGEN_LEASE_PATH_MAX];
+  if (s->lease.state_dir[0])
+    snprintf(dir, sizeof dir, "%s", s->lease.state_dir);
+  else
+    idgen__default_state_dir(dir, sizeof dir);
+  snprintf(out, outlen, "%s/", dir); /* a directory, even before it exists */
+}
+
+/* Where the value of a generator's option came from, for messages: the file
+ * ("FILE:LINE: generators.NAME.KEY"), or for the default generator's flag-backed
+ * options the flag or variable ("--layout", "IDGEN_LAYOUT"). */
+static void origin(const idgen__gen_spec *s, const char *key, char *out, size_t outlen) {
+  const gen_key *k = key_named(key);
+  int line = s->lines[k - gen_keys];
+  if (!strcmp(s->name, IDGEN__DEFAULT_GENERATOR) && k->flag) {
+    int i = serve_opt(k->flag), l = i < 0 ? lease_opt(k->flag) : -1;
+    const char *src = i >= 0 ? sources[i] : lease_sources[l];
+    line = i >= 0 ? source_lines[i] : lease_lines[l];
+    if (!strcmp(src, "env") && i >= 0) {
+      env_name(&opts[i], out, outlen);
+      return;
+    }
+    if (!strcmp(src, "env")) {
+      snprintf(out, outlen, "%s", idgen_lease_options()[l].env);
+      return;
+    }
+    if (strcmp(src, "file")) {
+      snprintf(out, outlen, "--%s", k->flag);
+      return;
+    }
+  }
+  if (line > 0)
+    snprintf(out, outlen, "%s:%d: generators.%s.%s", loaded_file, line, s->name, key);
+  else
+    snprintf(out, outlen, "generators.%s.%s", s->name, key);
+}
+
+/* "FILE:LINE: generators.NAME: " for a generator of the file; "" for the default made
+ * from the flags alone. */
+static void entry_prefix(const idgen__gen_spec *s, char *out, size_t outlen) {
+  if (s->line > 0)
+    snprintf(out, outlen, "%s:%d: generators.%s: ", loaded_file, s->line, s->name);
+  else
+    out[0] = '\0';
+}
+
+int idgen__gen_spec_parse(const idgen__gen_spec *s, idgen__snowflake_choices *out,
+                          char *err, size_t errlen) {
+  char what[IDGEN_CFG_PATH + 160], why[160] = "";
+  int rc = idgen_layout_parse(s->layout, strlen(s->layout), idgen_wall_ns() / 1000000,
                               &out->layout, why, sizeof why);
   if (rc < 0) {
-    snprintf(err, errlen, "--layout '%s': %s", cfg->layout,
+    origin(s, "layout", what, sizeof what);
+    snprintf(err, errlen, "%s '%s': %s", what, s->layout,
              why[0] ? why : idgen_strerror(rc));
     return -1;
   }
-  if (idgen_policy_parse(cfg->policy, &out->policy) < 0) {
-    snprintf(err, errlen, "--policy '%s': expected fail, wait or logical", cfg->policy);
+  if (idgen_policy_parse(s->policy, &out->policy) < 0) {
+    origin(s, "policy", what, sizeof what);
+    snprintf(err, errlen, "%s '%s': expected fail, wait or logical", what, s->policy);
     return -1;
   }
-  out->wall_clock = !strcmp(cfg->clock, "wall");
-  if (!out->wall_clock && strcmp(cfg->clock, "mono")) {
-    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
+  if (s->seq_reset_threshold >> out->layout.seq_bits) {
+    origin(s, "seq_reset_threshold", what, sizeof what);
+    snprintf(err, errlen, "%s %llu: must be below 2^%u, the layout's sequence field", what,
+             (unsigned long long)s->seq_reset_threshold, out->layout.seq_bits);
     return -1;
   }
+  return 0;
+}
+
+/* A snowflake generator: layout, policy, threshold, the lease against the layout. */
+static int check_snowflake(const idgen__gen_spec *s, char *err, size_t errlen) {
+  idgen__snowflake_choices choices;
+  if (idgen__gen_spec_parse(s, &choices, err, errlen) < 0)
+    return -1;
+  char why[512], prefix[IDGEN_CFG_PATH + 100];
+  if (idgen_lease_config_check(&s->lease, &choices.layout, why, sizeof why) < 0) {
+    entry_prefix(s, prefix, sizeof prefix);
+    snprintf(err, errlen, "%s%s", prefix, why);
+    return -1;
+  }
+  return 0;
+}
+
+/* A segment generator: its backend and DSN (syntax only: nothing is contacted) and its
+ * steps, through the generator's own checks (manual mode: no thread). */
+static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
+  char why[IDGEN_SEGMENT_WHY_MAX], prefix[IDGEN_CFG_PATH + 100], dsn[IDGEN_CFG_DSN + 64];
+  entry_prefix(s, prefix, sizeof prefix);
+  if (s->lines[key_index("path")] > 0 && strcmp(s->backend, "file")) {
+    origin(s, "path", prefix, sizeof prefix);
+    snprintf(err, errlen, "%s: the %s backend takes a dsn, not a path", prefix, s->backend);
+    return -1;
+  }
+  idgen__gen_spec_dsn(s, dsn, sizeof dsn);
+  idgen__segment_backend *b = NULL;
+  if (idgen__segment_backend_open(&b, s->backend, dsn, (int64_t)s->timeout_ms, why,
+                                  sizeof why) < 0) {
+    snprintf(err, errlen, "%s%s", prefix, why);
+    return -1;
+  }
+  idgen_clock_mono clock;
+  idgen_clock_mono_init(&clock);
+  idgen__segment_config c;
+  idgen__gen_spec_segment_config(s, b, &clock.base, &c);
+  c.manual = 1;
+  idgen__segment *seg = NULL;
+  int rc = idgen__segment_new(&seg, &c, why, sizeof why);
+  idgen__segment_free(seg);
+  idgen__segment_backend_free(b);
+  if (rc < 0)
+    snprintf(err, errlen, "%s%s", prefix, why);
+  return rc < 0 ? -1 : 0;
+}
+
+void idgen__gen_spec_segment_config(const idgen__gen_spec *s, idgen__segment_backend *b,
+                                    idgen_clock *clock, idgen__segment_config *out) {
+  idgen__segment_config_init(out, s->name, b, clock);
+  out->step = s->step;
+  out->max_step = s->max_step;
+  out->prefetch_pct = (int)s->prefetch_pct;
+  out->period_ns = (int64_t)s->period_s * 1000000000;
+  out->retry_ns = (int64_t)s->retry_ms * 1000000;
+}
+
+static int check_gen(const idgen__gen_spec *s, char *err, size_t errlen) {
+  if (s->kind == KIND_SNOWFLAKE && check_snowflake(s, err, errlen) < 0)
+    return -1;
+  if (s->kind == KIND_SEGMENT && check_segment(s, err, errlen) < 0)
+    return -1;
+  if (s->opaque_key_file[0]) {
+    char what[IDGEN_CFG_PATH + 160];
+    origin(s, "opaque_key_file", what, sizeof what);
+    idgen_opaque *opaque = NULL;
+    if (idgen__opaque_open(what, s->opaque_key_file, s->name, strlen(s->name), &opaque, err,
+                           errlen) < 0)
+      return -1;
+    idgen_opaque_free(opaque);
+  }
+  return 0;
+}
+
+/* With the static and k8s providers each generator claims a fixed worker ID; two that
+ * claim one would meet on its lock file in the state directory, whatever their
+ * namespaces. */
+static int check_fixed_workers(const idgen__serve_config *cfg, char *err, size_t errlen) {
+  if (cfg->lease.kind != IDGEN_LEASE_STATIC && cfg->lease.kind != IDGEN_LEASE_K8S)
+    return 0;
+  int k8s = cfg->lease.kind == IDGEN_LEASE_K8S;
+  for (size_t i = 0; i < cfg->ngens; i++)
+    for (size_t j = i + 1; j < cfg->ngens; j++) {
+      const idgen_lease_config *a = &cfg->gens[i].lease, *b = &cfg->gens[j].lease;
+      if (cfg->gens[i].kind != KIND_SNOWFLAKE || cfg->gens[j].kind != KIND_SNOWFLAKE ||
+          a->datacenter != b->datacenter ||
+          (k8s ? a->worker_id_offset != b->worker_id_offset : a->worker_id != b->worker_id))
+        continue;
+      snprintf(err, errlen,
+               "generators '%s' and '%s' would both claim worker ID %lld%s with the %s "
+               "provider (one lock file per worker ID in the state directory, whatever the "
+               "namespace): give each its own %s",
+               cfg->gens[i].name, cfg->gens[j].name,
+               (long long)(k8s ? a->worker_id_offset : a->worker_id),
+               k8s ? " past the pod ordinal" : "", k8s ? "k8s" : "static",
+               k8s ? "worker_id_offset" : "worker_id");
+      return -1;
+    }
   return 0;
 }
 
@@ -302,90 +840,193 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
     snprintf(err, errlen, "both --http and --resp are empty: nothing to serve");
     return -1;
   }
-  idgen__serve_choices choices;
-  if (idgen__serve_config_parse(cfg, &choices, err, errlen) < 0 ||
-      idgen_lease_config_check(&cfg->lease, &choices.layout, err, errlen) < 0)
+  if (strcmp(cfg->clock, "mono") && strcmp(cfg->clock, "wall")) {
+    snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
     return -1;
-  if (cfg->opaque_key_file[0]) {
-    idgen_opaque *opaque = NULL;
-    if (idgen__opaque_open("--opaque-key-file", cfg->opaque_key_file, "", 0, &opaque, err,
-                           errlen) < 0)
-      return -1;
-    idgen_opaque_free(opaque);
   }
+  for (size_t i = 0; i < cfg->ngens; i++)
+    if (check_gen(&cfg->gens[i], err, errlen) < 0)
+      return -1;
+  if (check_fixed_workers(cfg, err, errlen) < 0)
+    return -1;
   memset(cfg->auth_token, 0, sizeof cfg->auth_token);
   return cfg->auth_token_file[0] ? load_token(cfg, err, errlen) : 0;
 }
 
-static const char *lease_source(const char *name) {
-  const idgen_lease_option *lo = idgen_lease_options();
-  for (size_t i = 0; lo[i].name && i < LEASE_OPTS_MAX; i++)
-    if (!strcmp(lo[i].name, name))
-      return lease_sources[i] ? lease_sources[i] : "default";
-  return "default";
+void idgen__dsn_masked(const char *dsn, char *out, size_t outlen) {
+  static const char mask[] = "***";
+  size_t n = 0;
+  const char *scheme = strstr(dsn, "://");
+  const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
+  const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
+  const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+  if (at && slash && slash < at)
+    colon = NULL; /* an '@' past the host is not userinfo */
+  for (const char *p = dsn; *p && n + sizeof mask < outlen;) {
+    if (colon && p == colon + 1) { /* scheme://user:PASSWORD@host */
+      memcpy(out + n, mask, sizeof mask - 1);
+      n += sizeof mask - 1;
+      p = at;
+      continue;
+    }
+    if (!strncasecmp(p, "password=", 9) && (p == dsn || p[-1] == ' ')) {
+      memcpy(out + n, p, 9);
+      memcpy(out + n + 9, mask, sizeof mask - 1);
+      n += 9 + sizeof mask - 1;
+      p += 9;
+      char end = *p == '\'' ? '\'' : ' ';
+      p += end == '\'';
+      while (*p && *p != end)
+        p += *p == '\\' && p[1] ? 2 : 1;
+      p += end == '\'' && *p;
+      continue;
+    }
+    out[n++] = *p++;
+  }
+  out[n] = '\0';
+}
+
+static const char *lease_source(const char *name, char *buf, size_t buflen) {
+  int i = lease_opt(name);
+  if (i < 0 || !lease_sources[i])
+    return "default";
+  if (strcmp(lease_sources[i], "file"))
+    return lease_sources[i];
+  snprintf(buf, buflen, "file:%d", lease_lines[i]);
+  return buf;
 }
 
 static void print_lease(const idgen_lease_config *l, FILE *out) {
-  fprintf(out, "lease = \"%s\"  # %s\n", idgen_lease_kind_name(l->kind),
-          lease_source("lease"));
+  char b[32];
+#define SRC(name) lease_source(name, b, sizeof b)
+  fprintf(out, "lease = \"%s\"  # %s\n", idgen_lease_kind_name(l->kind), SRC("lease"));
   fprintf(out, "state-dir = \"%s\"  # %s\n", l->state_dir[0] ? l->state_dir : "(default)",
-          lease_source("state-dir"));
+          SRC("state-dir"));
   if (l->worker_id >= 0)
-    fprintf(out, "worker-id = %lld  # %s\n", (long long)l->worker_id,
-            lease_source("worker-id"));
+    fprintf(out, "worker-id = %lld  # %s\n", (long long)l->worker_id, SRC("worker-id"));
   else
-    fprintf(out, "worker-id = unset  # %s\n", lease_source("worker-id"));
+    fprintf(out, "worker-id = unset  # %s\n", SRC("worker-id"));
   fprintf(out, "worker-id-offset = %lld  # %s\n", (long long)l->worker_id_offset,
-          lease_source("worker-id-offset"));
-  fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index,
-          lease_source("pod-index"));
+          SRC("worker-id-offset"));
+  fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index, SRC("pod-index"));
   fprintf(out, "etcd = \"");
   for (int i = 0; i < l->nendpoints; i++)
     fprintf(out, "%s%s", i ? "," : "", l->endpoints[i]);
-  fprintf(out, "\"  # %s\n", lease_source("etcd"));
-  fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, lease_source("namespace"));
+  fprintf(out, "\"  # %s\n", SRC("etcd"));
+  fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, SRC("namespace"));
   fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
-          lease_source("lease-ttl"));
+          SRC("lease-ttl"));
   idgen_keeper_config effective; /* what 0 means: min(2000, TTL/3) */
   idgen_keeper_config_from(&effective, l);
   fprintf(out, "lease-margin = %lld  # %s%s\n", (long long)effective.margin_ms,
-          lease_source("lease-margin"), l->margin_ms ? "" : ": min(2000, TTL/3)");
-  fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms,
-          lease_source("hwm-ahead"));
+          SRC("lease-margin"), l->margin_ms ? "" : ": min(2000, TTL/3)");
+  fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms, SRC("hwm-ahead"));
   fprintf(out, "hwm-interval = %lld  # %s\n", (long long)l->hwm_interval_ms,
-          lease_source("hwm-interval"));
+          SRC("hwm-interval"));
   fprintf(out, "hwm-wait-max = %lld  # %s\n", (long long)l->hwm_wait_max_ms,
-          lease_source("hwm-wait-max"));
+          SRC("hwm-wait-max"));
   fprintf(out, "etcd-timeout = %lld  # %s\n", (long long)l->request_timeout_ms,
-          lease_source("etcd-timeout"));
+          SRC("etcd-timeout"));
   fprintf(out, "max-clock-skew = %lld  # %s\n", (long long)l->max_skew_ms,
-          lease_source("max-clock-skew"));
+          SRC("max-clock-skew"));
   fprintf(out, "require-ntp-sync = %s  # %s\n", l->require_ntp_sync ? "true" : "false",
-          lease_source("require-ntp-sync"));
+          SRC("require-ntp-sync"));
   if (l->datacenter >= 0)
-    fprintf(out, "datacenter = %lld  # %s\n", (long long)l->datacenter,
-            lease_source("datacenter"));
+    fprintf(out, "datacenter = %lld  # %s\n", (long long)l->datacenter, SRC("datacenter"));
   else
-    fprintf(out, "datacenter = unset  # %s\n", lease_source("datacenter"));
+    fprintf(out, "datacenter = unset  # %s\n", SRC("datacenter"));
   if (l->range_lo >= 0)
     fprintf(out, "worker-id-range = \"%lld-%lld\"  # %s\n", (long long)l->range_lo,
-            (long long)l->range_hi, lease_source("worker-id-range"));
+            (long long)l->range_hi, SRC("worker-id-range"));
   else
-    fprintf(out, "worker-id-range = unset  # %s\n", lease_source("worker-id-range"));
-  fprintf(out, "region = \"%s\"  # %s\n", l->region, lease_source("region"));
+    fprintf(out, "worker-id-range = unset  # %s\n", SRC("worker-id-range"));
+  fprintf(out, "region = \"%s\"  # %s\n", l->region, SRC("region"));
+#undef SRC
+}
+
+/* One option of a generator, "key = value  # source", as the flat lines above. */
+static void print_key(const idgen__gen_spec *s, const gen_key *k, FILE *out) {
+  const idgen_lease_config *l = &s->lease;
+  char value[IDGEN_CFG_PATH + 8];
+  switch (k->type) {
+  case GK_KIND:
+    snprintf(value, sizeof value, "\"%s\"", idgen__kind_name(s->kind));
+    break;
+  case GK_STR: {
+    char text[IDGEN_CFG_PATH];
+    if (k->off == offsetof(idgen__gen_spec, dsn))
+      idgen__dsn_masked(s->dsn, text, sizeof text);
+    else
+      snprintf(text, sizeof text, "%s", (const char *)s + k->off);
+    snprintf(value, sizeof value, "\"%s\"", text);
+    break;
+  }
+  case GK_U64: {
+    uint64_t v;
+    memcpy(&v, (const char *)s + k->off, sizeof v);
+    snprintf(value, sizeof value, "%llu", (unsigned long long)v);
+    break;
+  }
+  case GK_LEASE: {
+    int64_t v = !strcmp(k->flag, "datacenter")         ? l->datacenter
+                : !strcmp(k->flag, "worker-id")        ? l->worker_id
+                : !strcmp(k->flag, "worker-id-offset") ? l->worker_id_offset
+                                                       : 0;
+    if (!strcmp(k->flag, "namespace"))
+      snprintf(value, sizeof value, "\"%s\"", l->ns);
+    else if (!strcmp(k->flag, "worker-id-range") && l->range_lo >= 0)
+      snprintf(value, sizeof value, "\"%lld-%lld\"", (long long)l->range_lo,
+               (long long)l->range_hi);
+    else if (v >= 0 && strcmp(k->flag, "worker-id-range"))
+      snprintf(value, sizeof value, "%lld", (long long)v);
+    else
+      snprintf(value, sizeof value, "unset");
+    break;
+  }
+  }
+  size_t i = (size_t)(k - gen_keys);
+  int line = s->lines[i];
+  if (!strcmp(k->name, "dsn") && s->lines[key_index("path")] > 0)
+    line = s->lines[key_index("path")];
+  if (line > 0)
+    fprintf(out, "%s = %s  # file:%d\n", k->name, value, line);
+  else if (line == KEY_INHERITED)
+    fprintf(out, "%s = %s  # the default generator's\n", k->name, value);
+  else if (!strcmp(k->name, "dsn") && !s->dsn[0])
+    fprintf(out, "dsn = \"\"  # default: %s/segment-%s\n",
+            l->state_dir[0] ? l->state_dir : "(the state directory)", s->name);
+  else
+    fprintf(out, "%s = %s  # default\n", k->name, value);
 }
 
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
   print_lease(&cfg->lease, out);
   for (size_t i = 0; i < NOPTS; i++) {
     const char *field = (const char *)cfg + opts[i].off;
+    char src[32];
+    if (!strcmp(sources[i], "file"))
+      snprintf(src, sizeof src, "file:%d", source_lines[i]);
+    else
+      snprintf(src, sizeof src, "%s", sources[i]);
     if (opts[i].kind == OPT_STR) {
-      fprintf(out, "%s = \"%s\"  # %s\n", opts[i].name, field, sources[i]);
+      fprintf(out, "%s = \"%s\"  # %s\n", opts[i].name, field, src);
     } else {
       uint64_t v;
       memcpy(&v, field, sizeof v);
-      fprintf(out, "%s = %llu  # %s\n", opts[i].name, (unsigned long long)v, sources[i]);
+      fprintf(out, "%s = %llu  # %s\n", opts[i].name, (unsigned long long)v, src);
     }
+  }
+  /* The generators; the default's flag-backed options are the flat lines above. */
+  for (size_t g = 0; g < cfg->ngens; g++) {
+    const idgen__gen_spec *s = &cfg->gens[g];
+    if (s->line > 0)
+      fprintf(out, "[generators.%s]  # file:%d\n", s->name, s->line);
+    else
+      fprintf(out, "[generators.%s]  # the flags above\n", s->name);
+    for (size_t i = 0; i < NKEYS; i++)
+      if ((gen_keys[i].kinds & KB(s->kind)) && strcmp(gen_keys[i].name, "path") &&
+          !(g == 0 && gen_keys[i].flag))
+        print_key(s, &gen_keys[i], out);
   }
 }
 

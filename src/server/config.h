@@ -9,9 +9,38 @@
 #include "idgen/gen.h"
 #include "idgen/layout.h"
 #include "idgen/lease.h"
+#include "segment/segment.h"
+#include "server/kind.h"
 
 #define IDGEN_CFG_STR 256
 #define IDGEN_CFG_PATH 4096
+#define IDGEN_CFG_DSN 1024
+#define IDGEN_SERVE_GENERATORS_MAX 256 /* each snowflake or segment one runs a thread */
+#define IDGEN__GEN_NAME_MAX 64
+#define IDGEN__GEN_KEYS_MAX 32 /* options a generator entry may hold (config.c's table) */
+
+/* One generator of `idgen serve`, merged from the config file, the flags and the
+ * defaults. Which fields count depends on the kind. */
+typedef struct idgen__gen_spec {
+  char name[IDGEN__GEN_NAME_MAX + 1]; /* 1-64 of [A-Za-z0-9_.-], not starting with '.',
+                                         not all digits, not a format's name */
+  idgen__kind kind;
+  int line; /* its entry's line in the config file; 0: none */
+  /* snowflake */
+  char layout[IDGEN_CFG_STR];
+  char policy[IDGEN_CFG_STR];
+  uint64_t seq_reset_threshold;
+  idgen_lease_config lease; /* the process's lease options with the generator's own */
+  /* segment */
+  char backend[16];
+  char dsn[IDGEN_CFG_DSN]; /* "": the file backend in the state directory */
+  uint64_t step, max_step, prefetch_pct, period_s, retry_ms, timeout_ms;
+  /* snowflake and segment */
+  char opaque_key_file[IDGEN_CFG_PATH]; /* "": no opaque forms */
+  /* Where each option of config.c's table came from: its line in the file, 0 for the
+   * default, -1 for the default generator's value (namespace, region). */
+  int lines[IDGEN__GEN_KEYS_MAX];
+} idgen__gen_spec;
 
 typedef struct idgen__serve_config {
   char http[IDGEN_CFG_STR]; /* "ADDR:PORT"; "" disables the HTTP listener */
@@ -23,8 +52,10 @@ typedef struct idgen__serve_config {
   char auth_token_file[IDGEN_CFG_PATH];
   char opaque_key_file[IDGEN_CFG_PATH]; /* the default generator's opaque key; "": none */
   char log_file[IDGEN_CFG_PATH];
-  uint64_t threads;   /* 0: one per core */
-  uint64_t max_conns; /* per listener: one cannot take the other's slots */
+  char config_file[IDGEN_CFG_PATH]; /* --config: the generators' YAML file; "": none */
+  uint64_t seq_reset_threshold;     /* the default generator's (snowflake) */
+  uint64_t threads;                 /* 0: one per core */
+  uint64_t max_conns;               /* per listener: one cannot take the other's slots */
   uint64_t max_header_bytes;
   uint64_t max_request_line;
   uint64_t header_timeout_ms;
@@ -34,6 +65,8 @@ typedef struct idgen__serve_config {
   uint64_t shutdown_timeout_ms;
   /* Derived, not options: */
   char auth_token[IDGEN_CFG_STR]; /* read from auth_token_file; "" means no token */
+  idgen__gen_spec *gens;          /* every generator, "default" first (owned; heap) */
+  size_t ngens;
 } idgen__serve_config;
 
 /* The largest --max-count accepted. */
@@ -49,27 +82,49 @@ typedef enum idgen__config_status {
   IDGEN_CONFIG_INTERNAL /* a built-in default is invalid (a bug): err says which */
 } idgen__config_status;
 
-/* Fills cfg from defaults, then IDGEN_* variables, then argv (getopt_long). On
- * IDGEN_CONFIG_USAGE or IDGEN_CONFIG_INTERNAL, err holds one line. */
+/* Fills cfg from defaults, then the config file's "default" entry, then IDGEN_*
+ * variables, then argv (getopt_long), and adds the file's other generators. cfg must be
+ * zeroed or loaded before: what a previous load allocated is freed. On
+ * IDGEN_CONFIG_USAGE or IDGEN_CONFIG_INTERNAL, err holds one line ("FILE:LINE: KEY:
+ * ..." for the file). */
 idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
                                               char **argv, FILE *out, char *err,
                                               size_t errlen);
+/* Frees what load allocated (the generators); cfg can be loaded again. */
+void idgen__serve_config_free(idgen__serve_config *cfg);
 /* The checks a loaded configuration must pass before serving, each a usage error (exit
- * 2): listener addresses, layout, policy and clock, the lease options against the
- * layout, the opaque key file, and the token file (read into auth_token: one token of
- * IDGEN_SERVE_TOKEN_MIN printable bytes at least). What only running can tell (etcd
- * reachable, the state dir writable, the ports free) is left to the server. Returns 0,
- * or -1 with one line in err. */
+ * 2): listener addresses, the clock, every generator (layout, policy, sequence
+ * threshold and lease options against the layout; segment backend, DSN syntax and
+ * steps; the opaque key file), fixed worker IDs that two generators would both claim,
+ * and the token file (read into auth_token: one token of IDGEN_SERVE_TOKEN_MIN
+ * printable bytes at least). What only running can tell (etcd or a database reachable,
+ * the state dir writable, the ports free) is left to the server. Returns 0, or -1 with
+ * one line in err. */
 int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen);
-/* The typed values behind the text options --layout, --policy and --clock. */
-typedef struct idgen__serve_choices {
+/* The typed values behind a snowflake generator's layout and policy. */
+typedef struct idgen__snowflake_choices {
   idgen_layout layout;
   idgen_policy policy;
-  int wall_clock; /* --clock wall; else mono */
-} idgen__serve_choices;
-/* Parses them from cfg. Returns 0, or -1 with one line in err. */
-int idgen__serve_config_parse(const idgen__serve_config *cfg, idgen__serve_choices *out,
-                              char *err, size_t errlen);
+} idgen__snowflake_choices;
+/* Parses them from a spec (kind snowflake). Returns 0, or -1 with one line in err that
+ * names the generator's option. */
+int idgen__gen_spec_parse(const idgen__gen_spec *spec, idgen__snowflake_choices *out,
+                          char *err, size_t errlen);
+/* A segment generator's DSN: its own, or for the file backend the state directory
+ * (with a trailing '/', so that it reads as a directory before it exists). */
+void idgen__gen_spec_dsn(const idgen__gen_spec *spec, char *out, size_t outlen);
+/* A segment generator's config from a spec (name, steps, prefetch, period, retry),
+ * for backend b and clock. */
+void idgen__gen_spec_segment_config(const idgen__gen_spec *spec, idgen__segment_backend *b,
+                                    idgen_clock *clock, idgen__segment_config *out);
+/* The generator named name (len bytes), or NULL. */
+const idgen__gen_spec *idgen__serve_config_gen(const idgen__serve_config *cfg,
+                                               const char *name, size_t len);
+/* 1 for --clock wall (fault tests), 0 for mono. */
+int idgen__serve_wall_clock(const idgen__serve_config *cfg);
+/* A DSN fit to print: the value of every password=... (and a URI's :password@)
+ * replaced by "***". */
+void idgen__dsn_masked(const char *dsn, char *out, size_t outlen);
 /* Writes the effective configuration, one "name = value  # source" line each. */
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out);
 /* Splits "ADDR:PORT" ("[v6]:PORT" too). Returns 0 or -1. */

@@ -16,7 +16,6 @@ static const char *const status_names[ST_COUNT] = {
 static const char *const rcmd_names[RCMD_COUNT] = {
     "ping", "id",    "ids",  "uuid7",  "uuid4",  "ulid",    "decode", "info", "quit",
     "auth", "hello", "echo", "client", "select", "command", "reset",  "other"};
-static const char *const kind_names[KIND_COUNT] = {"snowflake", "uuid7", "uuid4", "ulid"};
 static const char *const listener_names[LISTENER_COUNT] = {"http", "resp"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */
 static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,   500,
@@ -98,8 +97,8 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
   idgen__buf_adds(out, "# HELP idgen_ids_issued_total IDs handed out, by kind.\n"
                        "# TYPE idgen_ids_issued_total counter\n");
   for (size_t k = 0; k < KIND_COUNT; k++)
-    idgen__buf_addf(out, "idgen_ids_issued_total{kind=\"%s\"} %llu\n", kind_names[k],
-                    (unsigned long long)SUM(issued[k]));
+    idgen__buf_addf(out, "idgen_ids_issued_total{kind=\"%s\"} %llu\n",
+                    idgen__kind_name((idgen__kind)k), (unsigned long long)SUM(issued[k]));
 
   idgen__buf_adds(out,
                   "# HELP idgen_http_requests_total HTTP requests, by route and status.\n"

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "server/buf.h"
+#include "server/kind.h"
 
 typedef enum idgen__route {
   ROUTE_ID,
@@ -65,14 +66,6 @@ typedef enum idgen__listener {
   LISTENER_RESP,
   LISTENER_COUNT
 } idgen__listener;
-
-typedef enum idgen__kind {
-  KIND_SNOWFLAKE,
-  KIND_UUID7,
-  KIND_UUID4,
-  KIND_ULID,
-  KIND_COUNT
-} idgen__kind;
 
 /* Latency buckets, upper bounds in microseconds (the last is +Inf). */
 #define IDGEN_LAT_BUCKETS 10

@@ -1,5 +1,6 @@
 /* resp_cmd.c: the RESP commands as one table (name, arity, flags, handler, docs), the
- * way Redis's server.h keeps its own, and their handlers. The connection commands a
+ * way Redis's server.h keeps its own, and their handlers. ID and IDS take a generator's
+ * name (docs/generators.md). The connection commands a
  * Redis client sends on its own (HELLO, CLIENT, SELECT, COMMAND, ECHO, RESET) answer as
  * redis-server 7 does, checked against it by tests/integration/resp_vs_redis.sh. */
 #include <stdio.h>
@@ -122,31 +123,62 @@ static int count_arg(call *x, size_t i, uint64_t *n) {
   return 1;
 }
 
+/* ID [name] [form], IDS [name] count [form]: the generator argument i names, or the
+ * default one where the grammar before names had something else there (an argument
+ * that is all digits, names never are; ID: a format's name, names never are; IDS: a
+ * lone argument, its count as before, unless it names a generator whose count is
+ * missing), so that old commands, wrong ones included, answer as they did
+ * (docs/generators.md). *next gets the index after the name, if any. NULL, with the
+ * error reply written, for an unknown name. */
+static idgen__generator *generator_arg(call *x, size_t i, int counted, size_t *next) {
+  idgen__svc *svc = x->s->t->svc;
+  *next = i;
+  if (i >= x->c->argc)
+    return idgen__svc_default(svc);
+  const char *a = x->c->argv[i];
+  size_t l = x->c->argl[i];
+  idgen__id_form form;
+  if (strspn(a, "0123456789") >= l || (!counted && idgen__id_form_parse(a, l, &form) == 0))
+    return idgen__svc_default(svc);
+  idgen__generator *g = idgen__svc_generator(svc, a, l);
+  if (!g && counted && i + 1 == x->c->argc)
+    return idgen__svc_default(svc);
+  if (!g) {
+    idgen__resp_errorf(&x->out, "ERR unknown generator '%.*s' (INFO lists them)%s",
+                       (int)(l > 64 ? 64 : l), a,
+                       counted ? "" : "; not a format either: " IDGEN__ID_FORMS);
+    return NULL;
+  }
+  *next = i + 1;
+  return g;
+}
+
 /* Reads the optional form argument of ID and IDS (server/id_form.h; decimal when
- * absent); writes the error reply and returns 0 if it is bad. */
-static int form_arg(call *x, size_t i, idgen__id_form *form) {
+ * absent) and checks that it suits generator g; writes the error reply and returns 0
+ * if not. */
+static int form_arg(call *x, idgen__generator *g, size_t i, idgen__id_form *form) {
   form->format = IDGEN_FORMAT_DECIMAL;
   form->opaque = 0;
   if (i >= x->c->argc)
     return 1;
+  char why[200];
   if (idgen__id_form_parse(x->c->argv[i], x->c->argl[i], form) < 0) {
     reply_error(x, "ERR unknown format, want one of " IDGEN__ID_FORMS);
     return 0;
   }
-  if (form->opaque && !idgen__svc_opaque(x->s->t->svc)) {
-    reply_error(
-        x, "ERR opaque formats need a key: this server runs without --opaque-key-file");
+  if (!idgen__generator_form_ok(g, *form, why, sizeof why)) {
+    idgen__resp_errorf(&x->out, "ERR %s", why);
     return 0;
   }
   return 1;
 }
 
-/* ids[0..n) in form: one bulk string, or an array of n (many) bulk strings, never
+/* ids[0..n) of g in form: one bulk string, or an array of n (many) bulk strings, never
  * integers, in RESP3 too: a JavaScript client would turn a 64-bit integer into a
  * float. An error reply if the opaque forms cannot be made. */
-static void reply_ids(call *x, idgen__id_form form, uint64_t *ids, size_t n, int many) {
-  idgen__svc *svc = x->s->t->svc;
-  int rc = idgen__id_form_prepare(form, idgen__svc_opaque(svc), ids, n);
+static void reply_ids(call *x, idgen__generator *g, idgen__id_form form, uint64_t *ids,
+                      size_t n, int many) {
+  int rc = idgen__id_form_prepare(form, g->opaque, ids, n);
   if (rc < 0) {
     issue_error(x, rc);
     return;
@@ -157,8 +189,7 @@ static void reply_ids(call *x, idgen__id_form form, uint64_t *ids, size_t n, int
   }
   for (size_t i = 0; i < n; i++) {
     char text[IDGEN_FORMAT_MAX];
-    int len =
-        idgen_id_format(ids[i], form.format, idgen__svc_layout(svc), text, sizeof text);
+    int len = idgen_id_format(ids[i], form.format, g->layout, text, sizeof text);
     if (len < 0)
       idgen__resp_null(&x->out); /* an ID its layout cannot write as friendly */
     else
@@ -166,63 +197,73 @@ static void reply_ids(call *x, idgen__id_form form, uint64_t *ids, size_t n, int
   }
 }
 
-/* ID [form] */
-static void cmd_id(call *x) {
-  idgen__id_form form;
-  uint64_t id;
-  if (!form_arg(x, 1, &form))
-    return;
-  int rc = idgen__svc_next(x->s->t->svc, &id);
-  if (rc < 0) {
-    issue_error(x, rc);
+/* n IDs of g in form: one bulk string, or an array (many); all of them or an error,
+ * never a short list (IDs issued before a refusal are burnt, never repeated). Text
+ * kinds (UUIDs, ULIDs) answer their strings. */
+static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form, int many) {
+  idgen__tctx *t = x->s->t;
+  if (!g->vtable->next_batch) {
+    size_t mark = x->out.buf->len;
+    if (many)
+      idgen__resp_array(&x->out, n);
+    for (uint64_t i = 0; i < n; i++) {
+      char text[64];
+      int len = g->vtable->next_text(g, text, sizeof text);
+      if (len < 0) {
+        x->out.buf->len = mark;
+        issue_error(x, len);
+        return;
+      }
+      idgen__resp_bulk(&x->out, text, (size_t)len);
+    }
+    idgen__metrics_issued(t->m, idgen__generator_kind(g), n);
     return;
   }
-  idgen__metrics_issued(x->s->t->m, KIND_SNOWFLAKE, 1);
-  reply_ids(x, form, &id, 1, 0);
-}
-
-/* IDS count [form]: all of them or an error, never a short list. */
-static void cmd_ids(call *x) {
-  idgen__tctx *t = x->s->t;
-  uint64_t n;
-  idgen__id_form form;
-  if (!count_arg(x, 1, &n) || !form_arg(x, 2, &form))
-    return;
-  int64_t got = idgen__svc_next_batch(t->svc, t->ids, (size_t)n);
+  int64_t got = g->vtable->next_batch(g, t->ids, (size_t)n);
   if (got > 0)
-    idgen__metrics_issued(t->m, KIND_SNOWFLAKE, (uint64_t)got);
+    idgen__metrics_issued(t->m, idgen__generator_kind(g), (uint64_t)got);
   if (got < 0 || (uint64_t)got < n) {
-    int64_t again = got < 0 ? got : idgen__svc_next_batch(t->svc, t->ids, 1);
+    int64_t again = got < 0 ? got : g->vtable->next_batch(g, t->ids, 1);
     issue_error(x, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
     return;
   }
-  reply_ids(x, form, t->ids, (size_t)n, 1);
+  reply_ids(x, g, form, t->ids, (size_t)n, many);
 }
 
-static void unknown_command(call *x);
+/* ID [name] [form] */
+static void cmd_id(call *x) {
+  idgen__id_form form;
+  size_t next;
+  idgen__generator *g = generator_arg(x, 1, 0, &next);
+  if (!g)
+    return;
+  if (x->c->argc > next + 1)
+    reply_error(x, "ERR wrong number of arguments for 'id' command");
+  else if (form_arg(x, g, next, &form))
+    issue(x, g, 1, form, 0);
+}
 
-/* UUID7 [n], UUID4 [n], ULID [n]: text IDs, one bulk string or an array of n. */
+/* IDS [name] count [form] */
+static void cmd_ids(call *x) {
+  uint64_t n;
+  idgen__id_form form;
+  size_t next;
+  idgen__generator *g = generator_arg(x, 1, 1, &next);
+  if (!g)
+    return;
+  if (x->c->argc < next + 1 || x->c->argc > next + 2)
+    reply_error(x, "ERR wrong number of arguments for 'ids' command");
+  else if (count_arg(x, next, &n) && form_arg(x, g, next + 1, &form))
+    issue(x, g, n, form, 1);
+}
+
+/* UUID7 [n], UUID4 [n], ULID [n]: the service's own text IDs, one bulk string or an
+ * array of n. */
 static void text_ids(call *x, idgen__kind kind) {
   uint64_t n = 1;
-  if (x->c->argc == 2 && !count_arg(x, 1, &n))
-    return;
-  size_t mark = x->out.buf->len;
-  if (x->c->argc == 2)
-    idgen__resp_array(&x->out, n);
-  for (uint64_t i = 0; i < n; i++) {
-    char text[64];
-    int len = idgen__svc_text_id(x->s->t->svc, kind, text, sizeof text);
-    if (len < 0) {
-      x->out.buf->len = mark;
-      if (len == IDGEN_EINVAL)
-        unknown_command(x); /* this build has none */
-      else
-        issue_error(x, len);
-      return;
-    }
-    idgen__resp_bulk(&x->out, text, (size_t)len);
-  }
-  idgen__metrics_issued(x->s->t->m, kind, n);
+  idgen__id_form form = {IDGEN_FORMAT_DECIMAL, 0};
+  if (x->c->argc == 1 || count_arg(x, 1, &n))
+    issue(x, idgen__svc_builtin(x->s->t->svc, kind), n, form, x->c->argc == 2);
 }
 
 static void cmd_uuid7(call *x) {
@@ -241,6 +282,11 @@ static void cmd_decode(call *x) {
   const idgen_layout *layout = idgen__svc_layout(x->s->t->svc);
   char json[IDGEN_DECODE_JSON_MAX];
   const char *kind;
+  if (!layout && !idgen__wide_kind(x->c->argv[1], x->c->argl[1])) {
+    reply_error(x, "ERR a 64-bit ID needs a snowflake layout: the default generator is "
+                   "not a snowflake one (GET /v1/decode/ID?name=N)");
+    return;
+  }
   int n = idgen__decode_any_json(layout, x->c->argv[1], x->c->argl[1], json, sizeof json,
                                  &kind);
   if (n < 0 && kind[0] == 'I')
@@ -268,7 +314,8 @@ static int section_wanted(const call *x, const char *title, size_t len) {
   return 0;
 }
 
-/* INFO [section ...]: "key:value" lines under "# Server" and "# Generator"; an unknown
+/* INFO [section ...]: "key:value" lines under "# Server", "# Generator" (the default
+ * one) and "# Generators" (one line each, Redis's "name:field=value,..."); an unknown
  * section gives an empty text, as Redis's does. */
 static void cmd_info(call *x) {
   idgen__buf text = {0}, kept = {0};
@@ -561,10 +608,13 @@ static const command command_commands[] = {
  * metrics slot in metrics.h); its handler runs only with its arity checked and, unless
  * CMD_NO_AUTH, after AUTH. */
 static const command commands[] = {
-    {"id", -1, 2, CMD_FAST, RCMD_ID, cmd_id, NULL, "idgen",
-     "Returns a new 64-bit ID, in decimal or the form given.", "O(1)"},
-    {"ids", -2, 3, 0, RCMD_IDS, cmd_ids, NULL, "idgen",
-     "Returns an array of count new IDs, increasing, as strings.",
+    {"id", -1, 3, CMD_FAST, RCMD_ID, cmd_id, NULL, "idgen",
+     "Returns a new ID of the default generator or of the one named, in decimal or the "
+     "form given.",
+     "O(1)"},
+    {"ids", -2, 4, 0, RCMD_IDS, cmd_ids, NULL, "idgen",
+     "Returns an array of count new IDs of the default generator or of the one named, "
+     "increasing, as strings.",
      "O(N) where N is the count"},
     {"uuid7", -1, 2, 0, RCMD_UUID7, cmd_uuid7, NULL, "idgen",
      "Returns a new UUIDv7, or an array of count.", "O(N) where N is the count"},

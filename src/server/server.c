@@ -226,13 +226,20 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     idgen__log("error", "start", "%s", err);
     goto fail_listen;
   }
+  char gens[512] = "";
+  size_t ngens, at = 0;
+  idgen__generator *const *all = idgen__svc_generators(svc, &ngens);
+  for (size_t i = 0; i < ngens && at < sizeof gens; i++)
+    at += (size_t)snprintf(gens + at, sizeof gens - at, "%s%s:%s", i ? "," : "",
+                           all[i]->name, idgen__kind_name(idgen__generator_kind(all[i])));
+  const idgen_layout *layout = idgen__svc_layout(svc);
   idgen__log("info", "start",
-             "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s worker_id=%lld "
-             "policy=%s max_conns=%llu/listener max_count=%llu auth=%s",
-             IDGEN_VERSION, http_bound, resp_bound, nthreads, idgen__svc_layout(svc)->name,
-             idgen_lease_kind_name(cfg->lease.kind), (long long)idgen__svc_worker(svc),
-             cfg->policy, (unsigned long long)cfg->max_conns,
-             (unsigned long long)cfg->max_count, cfg->auth_token[0] ? "token" : "none");
+             "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s policy=%s "
+             "max_conns=%llu/listener max_count=%llu auth=%s generators=%s",
+             IDGEN_VERSION, http_bound, resp_bound, nthreads, layout ? layout->name : "-",
+             idgen_lease_kind_name(cfg->lease.kind), cfg->policy,
+             (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
+             cfg->auth_token[0] ? "token" : "none", gens);
 
   atomic_store(&stop_requested, 0);
   size_t started = 0;
@@ -248,29 +255,9 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     started++;
   }
 
-  /* The main thread waits for signals and logs the lease keeper's changes of state. */
-  int last_state = -1; /* no state yet */
-  int64_t last_worker = -2;
-  char last_error[256] = "";
+  /* The main thread waits for signals and logs the generators' changes of state. */
   for (;;) {
-    idgen_keeper_state state = idgen__svc_lease_state(svc);
-    int64_t wid = idgen__svc_worker(svc);
-    if ((int)state != last_state || wid != last_worker) {
-      const char *reason = "";
-      int ready = idgen__svc_ready(svc, &reason);
-      idgen__log(state == IDGEN_KEEPER_LOST ? "error" : "info", "lease",
-                 "state=%s worker_id=%lld ready=%d%s%s", idgen_keeper_state_name(state),
-                 (long long)wid, ready, ready ? "" : " reason=", ready ? "" : reason);
-      last_state = (int)state;
-      last_worker = wid;
-    }
-    char lease_err[256];
-    idgen__svc_lease_error(svc, lease_err, sizeof lease_err);
-    if (strcmp(lease_err, last_error) != 0) {
-      if (lease_err[0])
-        idgen__log("warn", "lease_error", "%s", lease_err);
-      snprintf(last_error, sizeof last_error, "%s", lease_err);
-    }
+    idgen__svc_watch(svc);
     struct timespec tick = {0, 200 * 1000 * 1000};
     int sig = sigtimedwait(&set, NULL, &tick);
     if (sig < 0)
@@ -297,7 +284,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     if (workers[i].resp_fd >= 0)
       close(workers[i].resp_fd);
   }
-  idgen__svc_free(svc); /* final HWM, lease released */
+  idgen__svc_free(svc); /* final HWMs, leases released, fetchers stopped */
   free(workers);
   idgen__log("info", "stopped", "clean exit");
   idgen__log_close();

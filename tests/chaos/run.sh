@@ -26,7 +26,7 @@
 #   --keep            keep the working directory (it is kept anyway when a scenario fails)
 # Scenarios: negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart
 #   all-restart etcd-leader etcd-quorum regions exhausted file-restart file-statedir
-#   file-removed netdelay mixed
+#   file-removed netdelay segment mixed
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +34,7 @@ IDGEN="" CLIENT="" DELAY="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH=256 PAUSE
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
      etcd-leader etcd-quorum regions exhausted file-restart file-statedir file-removed netdelay
-     mixed)
+     segment mixed)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -74,6 +74,8 @@ if [[ -z $WORK ]]; then WORK=$(mktemp -d /tmp/idgen-chaos.XXXXXX); own_work=1; f
 mkdir -p "$WORK"
 ETCD_DIR=$WORK/etcd
 ETCD_B_DIR=$WORK/etcd-b # the second region's etcd (scenario regions)
+PG_DIR=$WORK/pg         # PostgreSQL for the segment generators (scenario segment)
+PG_PORT=""
 EPS="" MOUNTED=() PROXIES=() FAILED=0 LIVENESS=0
 declare -A RPID RHTTP RRESP RARGS CPID
 
@@ -88,11 +90,12 @@ cleanup() {
   for p in "${PROXIES[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   [[ -f $ETCD_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
   [[ -f $ETCD_B_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
+  [[ -n $PG_PORT ]] && "$SRC/scripts/pg-cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
   for m in "${MOUNTED[@]}"; do umount -l "$m" 2>/dev/null || true; done
   if [[ $KEEP -eq 0 && $own_work -eq 1 && $FAILED -eq 0 && $rc -eq 0 ]]; then
     rm -rf "$WORK"
   else
-    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ 2>/dev/null || true
+    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ "$PG_DIR/data" 2>/dev/null || true
     log "work dir kept (logs; histories of checked scenarios deleted): $WORK"
   fi
   exit $rc
@@ -190,6 +193,20 @@ start_clients() {
   CPID[s$i]=$!
 }
 
+# start_named_clients I NAME: an HTTP and a RESP client of replica I asking the generator
+# NAME (a segment one); each history line carries the name, the replica as the process.
+start_named_clients() {
+  local i=$1 name=$2
+  "$CLIENT" --http "127.0.0.1:${RHTTP[$i]}" --replica "r$i" --name "$name" \
+    --out "$SD/h$i-$name.hist" --batch "$BATCH" --single-every 5 --pause-ms "$PAUSE_MS" \
+    --timeout-ms 2000 --error-sleep-ms 50 2>>"$SD/clients.log" &
+  CPID[h$i-$name]=$!
+  "$CLIENT" --resp "127.0.0.1:${RRESP[$i]}" --replica "r$i" --name "$name" \
+    --out "$SD/s$i-$name.hist" --batch "$BATCH" --single-every 5 --pause-ms "$PAUSE_MS" \
+    --timeout-ms 2000 --error-sleep-ms 50 2>>"$SD/clients.log" &
+  CPID[s$i-$name]=$!
+}
+
 stop_clients() {
   local k
   for k in "${!CPID[@]}"; do kill -TERM "${CPID[$k]}" 2>/dev/null || true; done
@@ -265,10 +282,10 @@ etcd_all_healthy() {
 # ---- scenarios --------------------------------------------------------------------
 
 ROWS=() TOTAL_IDS=0 NS_SEQ=0
-SCN="" SD="" LAYOUT=snowflake NOTES="" EXPECT=pass HEAL_MS=0 RECOVER=()
+SCN="" SD="" LAYOUT=snowflake INTEGERS=0 NOTES="" EXPECT=pass HEAL_MS=0 RECOVER=()
 
 begin() { # name, description
-  SCN=$1 SD=$WORK/$1 LAYOUT=snowflake NOTES="" EXPECT=pass HEAL_MS=0 RECOVER=()
+  SCN=$1 SD=$WORK/$1 LAYOUT=snowflake INTEGERS=0 NOTES="" EXPECT=pass HEAL_MS=0 RECOVER=()
   NS_SEQ=$((NS_SEQ + 1))
   NS="chaos$$-$NS_SEQ"
   rm -rf "$SD"; mkdir -p "$SD"
@@ -301,7 +318,7 @@ start_n() {
 # it (the newest lines only, read backwards); empty if none.
 back_after() {
   local f t best=""
-  for f in "$SD/h$1.hist" "$SD/s$1.hist"; do
+  for f in "$SD/h$1".hist "$SD/s$1".hist "$SD/h$1"-*.hist "$SD/s$1"-*.hist; do
     [[ -s $f ]] || continue
     t=$(tac "$f" | awk -v t="$HEAL_MS" '$1 < t { exit } $3 != "ERR" { first = $1 } END { if (first) print first - t }')
     [[ -n $t ]] && { [[ -z $best || $t -lt $best ]] && best=$t; }
@@ -317,7 +334,9 @@ finish() {
   for k in "${!RPID[@]}"; do stop_replica "$k"; done
   RHTTP=() RRESP=() RARGS=()
   local files=("$SD"/*.hist) rc=0
-  "$IDGEN" check --json --layout "$LAYOUT" "${files[@]}" >"$SD/check.json" 2>"$SD/check.err" || rc=$?
+  local mode=(--layout "$LAYOUT")
+  [[ $INTEGERS -eq 1 ]] && mode=(--integers) # segment numbers: unique per name, rising per replica
+  "$IDGEN" check --json "${mode[@]}" "${files[@]}" >"$SD/check.json" 2>"$SD/check.err" || rc=$?
   local ids dups viol errs worst kinds verdict
   if [[ $rc -eq 2 || ! -s $SD/check.json ]]; then
     verdict="FAIL (checker: $(head -1 "$SD/check.err"))"; ids=0 dups=- viol=- errs=- worst=-
@@ -752,6 +771,60 @@ scn_netdelay() {
   PROXIES=()
 }
 
+# pg_up: a PostgreSQL cluster for the segment generators, started once.
+pg_up() {
+  [[ -n $PG_PORT ]] && return 0
+  chmod 755 "$WORK" # the postgres user must reach its directory
+  PG_PORT=$("$SRC/scripts/pg-cluster.sh" start "$PG_DIR" | cut -d' ' -f1) || return 1
+  log "PostgreSQL on port $PG_PORT"
+}
+
+# Segment generators on PostgreSQL (orders) and on the 3-member etcd (tickets), shared by
+# three replicas; an HTTP and a RESP client per replica and name. Faults: r0 SIGKILLed
+# and restarted, the etcd leader SIGKILLed, PostgreSQL stopped until every buffer ran dry
+# and started again, r1 paused. Checked with `idgen check --integers`: no number twice
+# per name, rising per replica (a restarted replica's blocks lie above every block leased
+# before, so the check holds across its restart: stricter than per process).
+scn_segment() {
+  begin segment "segment generators on PostgreSQL and etcd: a replica killed, the etcd leader killed, PostgreSQL stopped and started, a replica paused"
+  INTEGERS=1
+  etcd_up
+  pg_up || { note "PostgreSQL did not start"; FAILED=$((FAILED + 1)); return; }
+  local dsn="host=127.0.0.1 port=$PG_PORT dbname=postgres user=postgres" i l t0 refused
+  "$IDGEN" segment init --backend postgres --dsn "$dsn" orders >/dev/null &&
+    "$IDGEN" segment init --backend etcd --dsn "$EPS" tickets >/dev/null ||
+    { note "segment init failed"; FAILED=$((FAILED + 1)); return; }
+  cat >"$SD/generators.yaml" <<EOF
+generators:
+  orders: {kind: segment, backend: postgres, dsn: "$dsn", step: 200, max_step: 2000, retry_ms: 200}
+  tickets: {kind: segment, backend: etcd, dsn: "$EPS", step: 200, max_step: 2000, retry_ms: 200}
+EOF
+  for i in 0 1 2; do start_replica "$i" "$(etcd_args wait) --config $SD/generators.yaml"; done
+  for i in 0 1 2; do wait_ready "$i" || note "r$i not ready"; done
+  for i in 0 1 2; do start_named_clients "$i" orders; start_named_clients "$i" tickets; done
+  sleep "$PHASE"
+  stop_replica 0 KILL
+  start_replica 0
+  wait_ready 0 30 && note "r0 killed and restarted" || note "r0 not ready after restart"
+  l=$("$SRC/scripts/etcd-cluster.sh" leader "$ETCD_DIR")
+  "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_DIR" "$l" KILL
+  sleep 2
+  etcd_restart "$l"
+  note "etcd leader m$l killed"
+  t0=$(now_ms)
+  "$SRC/scripts/pg-cluster.sh" stop "$PG_DIR"
+  sleep 2
+  "$SRC/scripts/pg-cluster.sh" restart "$PG_DIR" >/dev/null
+  refused=$(cat "$SD"/*-orders.hist | awk -v t="$t0" '$1 >= t && $3 == "ERR" && $4 == "backend_unavailable"' | wc -l)
+  note "PostgreSQL stopped for 2 s: $refused refusals (backend_unavailable)"
+  kill -STOP "${RPID[1]}"; sleep 2; kill -CONT "${RPID[1]}"
+  note "r1 paused 2 s"
+  HEAL_MS=$(now_ms)
+  sleep "$PHASE"
+  check_recovered 0 1 2
+  finish
+}
+
 # Random faults, one after another, for the given seconds.
 scn_mixed() { # name, seconds
   local dur=$2
@@ -820,6 +893,7 @@ for s in "${SCENARIOS[@]}"; do
     file-statedir) scn_file_statedir ;;
     file-removed) scn_file_removed ;;
     netdelay) scn_netdelay ;;
+    segment) scn_segment ;;
     mixed)
       if [[ $MINUTES -gt 0 ]]; then
         # Rounds of at most ROUND s, each checked on its own, until the time is up.

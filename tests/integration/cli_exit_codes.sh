@@ -128,6 +128,16 @@ expect 2 "${serve[@]}" --auth-token-file "$dir/missing.token"
 expect 2 "${serve[@]}" --auth-token-file "$dir/short.token"
 expect 2 "${serve[@]}" --opaque-key-file "$dir/missing.key"
 expect 2 "${serve[@]}" --opaque-key-file "$dir/exists.key"
+# --config: a missing file, YAML that does not parse, a bad option, a check that fails
+expect 2 "${serve[@]}" --config "$dir/missing.yaml"
+printf 'generators:\n  a: {kind: uuid7\n' >"$dir/syntax.yaml"
+expect 2 "${serve[@]}" --config "$dir/syntax.yaml"
+printf 'generators:\n  orders:\n    kind: segment\n    step: 0\n' >"$dir/step.yaml"
+expect 2 "${serve[@]}" --config "$dir/step.yaml"
+printf 'generators:\n  orders: {kind: segment, backend: postgres}\n' >"$dir/nodsn.yaml"
+expect 2 "${serve[@]}" --config "$dir/nodsn.yaml"
+printf 'generators:\n  default: {kind: segment}\n' >"$dir/segdefault.yaml"
+expect 2 "${serve[@]}" --config "$dir/segdefault.yaml" --layout js53
 expect 1 "${serve[@]}" --lease etcd --etcd "http://127.0.0.1:$closed_port" --etcd-timeout 500
 expect 1 serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$dir/exists.key/state"
 expect 1 "${serve[@]}" --log-file "$dir/missing-dir/idgen.log"

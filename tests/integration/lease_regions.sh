@@ -114,7 +114,7 @@ if part unique; then
   info=$(curl -s "http://${HTTPS[4]}/v1/info")
   check "/v1/info: datacenter, region, range" '2 west 0-31' \
     "$(jq -r '"\(.datacenter) \(.region) \(.worker_range.lo)-\(.worker_range.hi)"' <<<"$info")"
-  check "metrics: the datacenter by region" 'idgen_lease_datacenter{region="west"} 2' \
+  check "metrics: the datacenter by region" 'idgen_lease_datacenter{generator="default",region="west"} 2' \
     "$(curl -s "http://${HTTPS[4]}/metrics" | grep '^idgen_lease_datacenter')"
   lease=$("$IDGEN" lease --layout twitter --lease etcd --etcd "${EPS[1]}" --namespace "$NS")
   check "idgen lease: east's holders under datacenter 1" "datacenter 1: 3 live east" \

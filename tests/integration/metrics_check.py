@@ -92,6 +92,44 @@ check((value("idgen_auth_failures_total", listener="resp") or 0) >= 1,
 check((value("idgen_auth_failures_total", listener="http") or 0) >= 1,
       "a wrong bearer token was not counted in idgen_auth_failures_total{listener=http}")
 
+# Named generators (the server runs default, events, orders, tokens): every generator in
+# idgen_generator_info with its kind; every per-generator family labelled by generator.
+kinds = {s.labels.get("generator"): s.labels.get("kind")
+         for s in samples.get("idgen_generator_info", [])}
+check(kinds == {"default": "snowflake", "events": "snowflake", "orders": "segment",
+                "tokens": "uuid7"}, f"idgen_generator_info: {kinds}")
+per_generator = [n for n in families if n.startswith(("idgen_segment_", "idgen_generator_"))]
+per_generator += ["idgen_worker_id", "idgen_lease_state", "idgen_refused_total",
+                  "idgen_lease_request_duration_seconds", "idgen_last_issued_timestamp_seconds"]
+for name in per_generator:
+    # A counter's family drops its _total: find the samples by either name.
+    ss = samples.get(name) or (families[name].samples if name in families else [])
+    check(ss and all("generator" in s.labels for s in ss),
+          f"{name}: no sample, or a sample without a generator label")
+for name in ("idgen_worker_id", "idgen_lease_state"):
+    gens = {s.labels.get("generator") for s in samples.get(name, [])}
+    check(gens == {"default", "events"}, f"{name}: generators {sorted(gens)}")
+check(value("idgen_generator_ids_issued_total", generator="orders") == 250,
+      "idgen_generator_ids_issued_total{generator=orders} is not 250")
+check(value("idgen_generator_ids_issued_total", generator="tokens") == 2,
+      "idgen_generator_ids_issued_total{generator=tokens} is not 2")
+check(value("idgen_ids_issued_total", kind="segment") == 250,
+      "idgen_ids_issued_total{kind=segment} is not 250")
+# Three blocks of 100 for 250 numbers (the third one's prefetch may have brought a fourth).
+blocks = value("idgen_segment_blocks_fetched_total", generator="orders")
+check(blocks is not None and 3 <= blocks <= 4, f"orders: {blocks} blocks fetched")
+fetches = value("idgen_segment_fetch_duration_seconds_count", generator="orders", backend="file")
+check(fetches == blocks, f"orders: {fetches} fetches timed, {blocks} blocks fetched")
+check(families.get("idgen_segment_fetch_duration_seconds") is not None and
+      families["idgen_segment_fetch_duration_seconds"].type == "histogram",
+      "idgen_segment_fetch_duration_seconds is not a histogram")
+left = {s.labels.get("block"): s.value for s in samples.get("idgen_segment_numbers_left", [])}
+check(set(left) == {"current", "next"} and left["current"] + left["next"] >= 50,
+      f"orders: numbers left {left}")
+check(value("idgen_segment_step", generator="orders") == 100, "orders: step is not 100")
+check(value("idgen_segment_backend_up", generator="orders") == 1, "orders: backend not up")
+check(value("idgen_generator_ready", generator="orders") == 1, "orders: not ready")
+
 # The dashboard names only metrics that this output holds.
 dashboard = json.load(open(dashboard_path))
 exprs = []

@@ -6,6 +6,7 @@
 # backend_stop and backend_start (the backend's server going away and coming back).
 set -Eeuo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
+source "$(dirname "${BASH_SOURCE[0]}")/history_common.bash"
 IDGEN=${1:?usage: $0 /path/to/idgen}
 SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
@@ -43,20 +44,7 @@ load() {
   LOAD_PID=$!
   load_pids+=("$LOAD_PID")
 }
-# wait_lines FILE N [PATTERN]: until FILE has N lines matching PATTERN (60 s at most).
-wait_lines() {
-  local n=0
-  for _ in $(seq 600); do
-    n=$(grep -c -- "${3:-.}" "$1" 2>/dev/null || true)
-    [[ ${n:-0} -ge $2 ]] && return 0
-    sleep 0.1
-  done
-  fail "$1: $n lines matching '${3:-.}' after 60 s, want $2"
-}
 stat_of() { sed -n "s/^SEGMENTLOAD.* $2=\([0-9]*\).*/\1/p" "$T/$1.err"; }
-numbers_of() { awk '$3 != "ERR" { print $3 }' "$@"; }
-max_of() { awk '$3 != "ERR" && $3 > m { m = $3 } END { print m + 0 }' "$@"; }
-min_of() { awk '$3 != "ERR" && (!n++ || $3 < m) { m = $3 } END { print m + 0 }' "$@"; }
 check_histories() { # files...: idgen check --integers passes
   "$IDGEN" check --integers "$@" >"$T/check.out" || fail "idgen check: $(cat "$T/check.out")"
 }

@@ -50,9 +50,10 @@ finish() {
   say "all checks passed"
 }
 
-# start_server NAME [serve options...]: sets HTTP (addr:port), HTTP_PORT, RESP_PORT,
-# SERVER_PID, SERVER_LOG.
-start_server() {
+# launch_server NAME [serve options...]: starts `idgen serve` and reads its listeners back;
+# sets HTTP (addr:port), HTTP_PORT, RESP_PORT, SERVER_PID, SERVER_LOG. Does not wait for
+# readiness (start_server does).
+launch_server() {
   local name=$1
   shift
   SERVER_LOG=$WORK/$name.log
@@ -81,12 +82,18 @@ start_server() {
   local resp
   resp=$(grep -o ' resp=[^ ]*' "$SERVER_LOG" | head -1 | cut -d= -f2)
   RESP_PORT=${resp##*:}
-  # ready once the lease keeper holds a worker ID and the clock is past its HWM
+}
+
+# start_server NAME [serve options...]: launch_server, then waits until the default
+# (snowflake) generator's lease keeper holds a worker ID and the clock is past its HWM.
+start_server() {
+  launch_server "$@" || return 1
+  local i
   for i in $(seq 1 200); do
     grep -q ' lease state=held' "$SERVER_LOG" && return 0
     sleep 0.05
   done
-  fail "server $name never became ready"
+  fail "server $1 never became ready"
   cat "$SERVER_LOG" >&2
 }
 

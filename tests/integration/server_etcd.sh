@@ -20,7 +20,7 @@ wb=$(curl -s "http://$B_HTTP/v1/info" | sed -n 's/.*"worker_id":\([0-9]*\).*/\1/
 check_match "a has a worker ID" '^[0-9]+$' "$wa"
 check_match "b has a worker ID" '^[0-9]+$' "$wb"
 [[ "$wa" != "$wb" ]] && say "ok   distinct worker IDs ($wa, $wb)" || fail "both servers hold worker $wa"
-check "provider" '"provider":"etcd"' "$(curl -s "http://$A_HTTP/v1/info" | grep -o '"provider":"etcd"')"
+check "provider" '"provider":"etcd"' "$(curl -s "http://$A_HTTP/v1/info" | grep -o '"provider":"etcd"' | head -1)"
 
 curl -s "http://$A_HTTP/v1/ids?count=4096" | tr -d '{}[]"' | sed 's/ids://' | tr ',' '\n' > "$WORK/a.ids"
 curl -s "http://$B_HTTP/v1/ids?count=4096" | tr -d '{}[]"' | sed 's/ids://' | tr ',' '\n' > "$WORK/b.ids"
@@ -28,9 +28,9 @@ check "IDs from both" 8192 "$(cat "$WORK/a.ids" "$WORK/b.ids" | sort -u | wc -l)
 
 sleep 1.5 # a keepalive (TTL/3) and HWM writes
 metrics=$(curl -s "http://$A_HTTP/metrics")
-count=$(sed -n 's/^idgen_lease_request_duration_seconds_count{provider="etcd"} //p' <<<"$metrics")
+count=$(sed -n 's/^idgen_lease_request_duration_seconds_count{generator="default",provider="etcd"} //p' <<<"$metrics")
 check_match "etcd requests timed" '^[1-9][0-9]*$' "$count"
-renewals=$(sed -n 's/^idgen_lease_renewals_total{outcome="ok"} //p' <<<"$metrics")
+renewals=$(sed -n 's/^idgen_lease_renewals_total{generator="default",outcome="ok"} //p' <<<"$metrics")
 check_match "keepalives counted" '^[1-9][0-9]*$' "$renewals"
 
 rc=0; stop_server "$A_PID" || rc=$?

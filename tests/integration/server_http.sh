@@ -105,7 +105,7 @@ code=$(req "$U/metrics"); body=$(cat "$WORK/body")
 check "metrics 200" 200 "$code"
 for m in 'idgen_ids_issued_total\{kind="snowflake"\} [1-9]' 'idgen_http_requests_total\{route="/v1/ids",status="400"\} [1-9]' \
          'idgen_http_request_duration_seconds_bucket\{le="\+Inf"\}' idgen_sequence_exhausted_waits_total \
-         'idgen_clock_back_total\{outcome="failed"\}' idgen_cap_waits_total idgen_worker_id \
+         'idgen_clock_back_total\{generator="default",outcome="failed"\}' idgen_cap_waits_total idgen_worker_id \
          idgen_hwm_persisted_timestamp_seconds idgen_last_issued_timestamp_seconds \
          idgen_lease_renewals_total; do
   check_match "metrics has $m" "$m" "$body"
@@ -180,8 +180,8 @@ stop_server || true
 start_server w1 --state-dir "$WORK/shared"
 pid1=$SERVER_PID; h1=$HTTP
 start_server w2 --state-dir "$WORK/shared"
-w1=$(curl -s "http://$h1/v1/info" | grep -o '"worker_id":[0-9]*')
-w2=$(curl -s "http://$HTTP/v1/info" | grep -o '"worker_id":[0-9]*')
+w1=$(curl -s "http://$h1/v1/info" | grep -o '"worker_id":[0-9]*' | head -1)
+w2=$(curl -s "http://$HTTP/v1/info" | grep -o '"worker_id":[0-9]*' | head -1)
 check "two holders, two worker IDs" '"worker_id":0 "worker_id":1' "$w1 $w2"
 stop_server || true
 stop_server "$pid1" || true

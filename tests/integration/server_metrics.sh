@@ -3,8 +3,10 @@
 # listener, the text passes `promtool check metrics` (Debian's prometheus package: the
 # format and the naming lints) and metrics_check.py (Debian's python3-prometheus-client
 # parser): base units, idgen_build_info, process_*, one latency histogram per protocol,
-# failed authentications counted; and every metric deploy/grafana/idgen.json queries is
-# one this output holds.
+# failed authentications counted, the per-generator families of a server with named
+# generators (two snowflake, a segment one on the file backend, a uuid7 one) each
+# labelled by generator; and every metric deploy/grafana/idgen.json queries is one this
+# output holds.
 source "$(dirname "$0")/server_common.bash"
 for tool in promtool redis-cli curl /usr/bin/python3; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
@@ -14,8 +16,19 @@ done
 
 token=metrics-test-token-0123456789
 printf '%s\n' "$token" >"$WORK/token"
-start_server metrics --auth-token-file "$WORK/token"
+cat >"$WORK/generators.yaml" <<'EOF'
+generators:
+  events: {kind: snowflake, layout: js53, namespace: metrics-events}
+  orders: {kind: segment, step: 100, max_step: 100}
+  tokens: {kind: uuid7}
+EOF
+start_server metrics --auth-token-file "$WORK/token" --config "$WORK/generators.yaml"
 auth=(-H "Authorization: Bearer $token")
+# 250 numbers of 'orders' (blocks of 100: three fetched), 2 tokens.
+check "GET /v1/ids?name=orders" 200 \
+  "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "http://$HTTP/v1/ids?name=orders&count=250")"
+check "GET /v1/ids?name=tokens" 200 \
+  "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "http://$HTTP/v1/ids?name=tokens&count=2")"
 check "GET /v1/id" 200 "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "http://$HTTP/v1/id")"
 check "GET /v1/ids" 200 "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" "http://$HTTP/v1/ids?count=5")"
 check "a wrong bearer token" 401 \

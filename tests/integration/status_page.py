@@ -175,6 +175,14 @@ with tempfile.TemporaryDirectory() as profile:
               [t for t, _ in fields] == ["sign 1", "time 41", "worker 10", "seq 12"], fields)
         check("the layout bar is drawn to scale",
               all(abs(w / total - int(t.split()[1]) / 64) < 0.01 for t, w in fields), fields)
+        rows = "[...document.getElementById('generators').children].map(r => r.cells[0].textContent)"
+        b.wait_for(f"{rows}.length === {len(served['generators'])}")
+        check("a row per generator, as /v1/info lists them",
+              b.eval(rows) == list(served["generators"]), b.eval(rows))
+        kinds = b.eval("[...document.getElementById('generators').children]"
+                       ".map(r => r.cells[1].textContent)")
+        check("each generator's kind", kinds == [g["kind"] for g in served["generators"].values()],
+              kinds)
 
         # 3. The chart follows the IDs issued.
         stop = threading.Event()

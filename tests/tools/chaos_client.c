@@ -1,9 +1,12 @@
 /* chaos_client.c: a fault-campaign client. It asks one `idgen serve` replica for IDs in a
  * loop, over HTTP or the Redis protocol, single IDs and batches, and records every ID it
  * receives (and every request that got none) in the format `idgen check` reads:
- *   <unix ms received> <replica> <id>
+ *   <unix ms received> <replica> <id>            (with --name: <replica> <id> <name>)
  *   <unix ms> <replica> ERR <kind>
- * Plain sockets with poll() deadlines, so a paused or dead replica costs one timeout and
+ * With --name it asks a named generator (?name=N, ID N, IDS N count): a segment one's
+ * numbers are checked with `idgen check --integers`, per replica and name.
+ * The history is flushed every 100 ms, so it can be read while it grows. Plain sockets
+ * with poll() deadlines, so a paused or dead replica costs one timeout and
  * a late answer can never be read as the answer to a later request (the connection is
  * closed after any failure).
  * Usage: chaos_client (--http | --resp) HOST:PORT --replica NAME --out FILE [options] */
@@ -51,6 +54,7 @@ typedef struct client {
   struct sockaddr_in addr;
   const char *host_port;
   const char *replica;
+  const char *name; /* --name: the generator asked; NULL: the default */
   int fd;
   int64_t timeout_ms;
   char *buf; /* response bytes */
@@ -237,12 +241,13 @@ static void http_error_kind(client *c, int status, const char *body, size_t n) {
 
 /* One HTTP request on a kept-alive connection; count 0 asks /v1/id, else /v1/ids. */
 static int http_request(client *c, size_t count, int64_t deadline) {
-  char req[160];
-  int rn = count == 0 ? snprintf(req, sizeof req, "GET /v1/id HTTP/1.1\r\nHost: %s\r\n\r\n",
-                                 c->host_port)
-                      : snprintf(req, sizeof req,
-                                 "GET /v1/ids?count=%zu HTTP/1.1\r\nHost: %s\r\n\r\n",
-                                 count, c->host_port);
+  char req[256];
+  int rn = count == 0
+               ? snprintf(req, sizeof req, "GET /v1/id%s%s HTTP/1.1\r\nHost: %s\r\n\r\n",
+                          c->name ? "?name=" : "", c->name ? c->name : "", c->host_port)
+               : snprintf(req, sizeof req,
+                          "GET /v1/ids?count=%zu%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", count,
+                          c->name ? "&name=" : "", c->name ? c->name : "", c->host_port);
   if (send_all(c, req, (size_t)rn, deadline) < 0)
     return FAIL;
   c->len = 0;
@@ -295,15 +300,19 @@ static long resp_line(client *c, size_t pos) {
   return e - (c->buf + pos);
 }
 
-/* One RESP request: count 0 sends ID, else IDS count. */
+/* One RESP request: count 0 sends ID [name], else IDS [name] count. */
 static int resp_request(client *c, size_t count, int64_t deadline) {
-  char req[96], num[24];
+  char req[256], num[24], name[128] = "";
+  int named = c->name != NULL;
+  if (named)
+    snprintf(name, sizeof name, "$%zu\r\n%s\r\n", strlen(c->name), c->name);
   int rn;
   if (count == 0) {
-    rn = snprintf(req, sizeof req, "*1\r\n$2\r\nID\r\n");
+    rn = snprintf(req, sizeof req, "*%d\r\n$2\r\nID\r\n%s", 1 + named, name);
   } else {
     int nl = snprintf(num, sizeof num, "%zu", count);
-    rn = snprintf(req, sizeof req, "*2\r\n$3\r\nIDS\r\n$%d\r\n%s\r\n", nl, num);
+    rn = snprintf(req, sizeof req, "*%d\r\n$3\r\nIDS\r\n%s$%d\r\n%s\r\n", 2 + named, name,
+                  nl, num);
   }
   if (send_all(c, req, (size_t)rn, deadline) < 0)
     return FAIL;
@@ -370,6 +379,7 @@ static void usage(FILE *out) {
       "  --timeout-ms N     per request, connecting included (default 2000)\n"
       "  --error-sleep-ms N pause after a failed request (default 20)\n"
       "  --pause-ms N       pause after every request (default 0), to bound the rate\n"
+      "  --name N           ask the generator named N (and write N after each ID)\n"
       "Prints a summary line on stderr at the end.\n");
 }
 
@@ -385,6 +395,7 @@ int main(int argc, char **argv) {
                                           {"timeout-ms", required_argument, NULL, 't'},
                                           {"error-sleep-ms", required_argument, NULL, 'e'},
                                           {"pause-ms", required_argument, NULL, 'p'},
+                                          {"name", required_argument, NULL, 'N'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   client c;
@@ -431,6 +442,9 @@ int main(int argc, char **argv) {
     case 'p':
       pause_ms = strtoll(optarg, NULL, 10);
       break;
+    case 'N':
+      c.name = optarg;
+      break;
     case 'h':
       usage(stdout);
       return 0;
@@ -440,7 +454,8 @@ int main(int argc, char **argv) {
     }
   }
   if (c.resp < 0 || !c.replica || !out_path || batch == 0 || c.timeout_ms <= 0 ||
-      strchr(c.replica, ' ')) {
+      strchr(c.replica, ' ') ||
+      (c.name && (!*c.name || strlen(c.name) > 64 || strpbrk(c.name, " &?#%\r\n")))) {
     usage(stderr);
     return 2;
   }
@@ -472,7 +487,7 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
 
-  int64_t start = mono_ms();
+  int64_t start = mono_ms(), flushed = start;
   uint64_t total = 0, errors = 0, requests = 0;
   char prefix[96];
   while (!stop_flag && total < max_ids &&
@@ -489,17 +504,20 @@ int main(int argc, char **argv) {
     int64_t now = wall_ms();
     if (rc == OK) {
       int pl = snprintf(prefix, sizeof prefix, "%lld %s ", (long long)now, c.replica);
+      char suffix[80];
+      int sl = snprintf(suffix, sizeof suffix, "%s%s\n", c.name ? " " : "",
+                        c.name ? c.name : "");
       for (size_t i = 0; i < c.nids; i++) {
         char digits[24];
         int k = 23;
         uint64_t v = c.ids[i];
-        digits[k--] = '\n';
         do {
           digits[k--] = (char)('0' + v % 10);
           v /= 10;
         } while (v);
         fwrite(prefix, 1, (size_t)pl, out);
         fwrite(digits + k + 1, 1, (size_t)(23 - k), out);
+        fwrite(suffix, 1, (size_t)sl, out);
       }
       total += c.nids;
       if (pause_ms > 0)
@@ -510,6 +528,11 @@ int main(int argc, char **argv) {
       fprintf(out, "%lld %s ERR %s\n", (long long)now, c.replica, c.kind);
       errors++;
       sleep_ms(error_sleep_ms);
+    }
+    /* Whole lines, at least every 100 ms, for a test that watches the history grow. */
+    if (mono_ms() - flushed >= 100) {
+      fflush(out);
+      flushed = mono_ms();
     }
   }
   if (c.fd >= 0)

@@ -1,6 +1,8 @@
 /* test_server_config.c: `idgen serve`'s option table: defaults, usage errors, --help,
- * the checks before serving (the token's minimum length), and which listen addresses
- * count as loopback. */
+ * the checks before serving (the token's minimum length), which listen addresses count
+ * as loopback; the config file of named generators: what it sets, that flags and
+ * IDGEN_* variables win over its default entry, and one line naming the key and line
+ * for each thing wrong in it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -124,11 +126,210 @@ static void test_loopback(void **state) {
   assert_false(loopback("::ffff:10.0.0.1"));
 }
 
+/* Writes yaml to a file and loads it with the flags given; err gets the load's error,
+ * or the check's when the load passed and check is set. Returns the status of the
+ * stage that failed (IDGEN_CONFIG_SERVE, or -1 for a failed check). */
+static int load_yaml(const char *yaml, char *const *flags, int check, char *err,
+                     size_t errlen) {
+  static char path[] = "/tmp/idgen-config-XXXXXX";
+  strcpy(path + strlen(path) - 6, "XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+  close(fd);
+  char *argv[16] = {"serve", "--config", path, "--state-dir", "/tmp"};
+  int argc = 5;
+  for (size_t i = 0; flags && flags[i]; i++)
+    argv[argc++] = flags[i];
+  argv[argc] = NULL;
+  err[0] = '\0';
+  int st = (int)load(argv, err, errlen);
+  if (st == IDGEN_CONFIG_SERVE && check && idgen__serve_config_check(&cfg, err, errlen) < 0)
+    st = -1;
+  unlink(path);
+  /* Messages name the file: drop its random name. */
+  char *at = strstr(err, path);
+  if (at)
+    memmove(at + 4, at + strlen(path), strlen(at + strlen(path)) + 1),
+        memcpy(at, "FILE", 4);
+  return st;
+}
+
+static void test_config_file(void **state) {
+  (void)state;
+  char err[512];
+  const char *yaml = "generators:\n"
+                     "  default:\n"
+                     "    kind: snowflake\n"
+                     "    layout: js53\n"
+                     "    policy: fail\n"
+                     "  events: {kind: snowflake, layout: twitter, datacenter: 2,\n"
+                     "           seq_reset_threshold: 255, namespace: ev}\n"
+                     "  orders:\n"
+                     "    kind: segment\n"
+                     "    backend: postgres\n"
+                     "    dsn: \"host=127.0.0.1 port=5432 dbname=ids password=s3cret\"\n"
+                     "    step: 500\n"
+                     "    max_step: 8000\n"
+                     "  tokens: {kind: uuid7}\n";
+  char *flags[] = {"--policy", "logical", NULL};
+  assert_int_equal(load_yaml(yaml, flags, 1, err, sizeof err), IDGEN_CONFIG_SERVE);
+  assert_int_equal(cfg.ngens, 4);
+  /* The default: the file's layout, the flag's policy. */
+  assert_string_equal(cfg.gens[0].name, "default");
+  assert_string_equal(cfg.gens[0].layout, "js53");
+  assert_string_equal(cfg.gens[0].policy, "logical");
+  assert_string_equal(cfg.layout, "js53");
+  const idgen__gen_spec *ev = idgen__serve_config_gen(&cfg, "events", 6);
+  assert_non_null(ev);
+  assert_int_equal(ev->kind, KIND_SNOWFLAKE);
+  assert_string_equal(ev->layout, "twitter");
+  assert_string_equal(ev->policy, "wait"); /* its own default, not the default's */
+  assert_int_equal(ev->lease.datacenter, 2);
+  assert_int_equal(ev->seq_reset_threshold, 255);
+  assert_string_equal(ev->lease.ns, "ev");
+  const idgen__gen_spec *orders = idgen__serve_config_gen(&cfg, "orders", 6);
+  assert_int_equal(orders->kind, KIND_SEGMENT);
+  assert_string_equal(orders->backend, "postgres");
+  assert_int_equal(orders->step, 500);
+  assert_int_equal(orders->max_step, 8000);
+  assert_int_equal(orders->prefetch_pct, 20);
+  assert_int_equal(idgen__serve_config_gen(&cfg, "tokens", 6)->kind, KIND_UUID7);
+  assert_null(idgen__serve_config_gen(&cfg, "nope", 4));
+  /* --print-config: sources, the password masked. */
+  char *out = NULL;
+  size_t outlen = 0;
+  FILE *f = open_memstream(&out, &outlen);
+  idgen__serve_config_print(&cfg, f);
+  fclose(f);
+  assert_non_null(strstr(out, "layout = \"js53\"  # file:4\n"));
+  assert_non_null(strstr(out, "policy = \"logical\"  # flag\n"));
+  assert_non_null(strstr(out, "[generators.orders]  # file:8\n"));
+  assert_non_null(strstr(out, "step = 500  # file:12\n"));
+  assert_non_null(strstr(out, "prefetch_pct = 20  # default\n"));
+  assert_non_null(strstr(out, "password=***"));
+  assert_null(strstr(out, "s3cret"));
+  free(out);
+}
+
+/* The default entry's options meet the flags and IDGEN_* variables: both win. */
+static void test_config_precedence(void **state) {
+  (void)state;
+  char err[512];
+  const char *yaml = "generators:\n  default: {layout: js53, policy: fail, namespace: "
+                     "fromfile}\n  events: {kind: snowflake}\n";
+  setenv("IDGEN_POLICY", "wait", 1);
+  char *flags[] = {"--layout", "twitter", NULL};
+  assert_int_equal(load_yaml(yaml, flags, 0, err, sizeof err), IDGEN_CONFIG_SERVE);
+  unsetenv("IDGEN_POLICY");
+  assert_string_equal(cfg.gens[0].layout, "twitter");
+  assert_string_equal(cfg.gens[0].policy, "wait");
+  assert_string_equal(cfg.gens[0].lease.ns, "fromfile");
+  /* A named snowflake generator takes the default's namespace unless it names one. */
+  assert_string_equal(cfg.gens[1].lease.ns, "fromfile");
+  /* A default of another kind has no layout to set. */
+  char *layout[] = {"--layout", "js53", NULL};
+  assert_int_equal(
+      load_yaml("generators:\n  default: {kind: segment}\n", layout, 0, err, sizeof err),
+      IDGEN_CONFIG_USAGE);
+  assert_non_null(strstr(err, "--layout: the default generator is a segment generator"));
+  assert_int_equal(
+      load_yaml("generators:\n  default: {kind: ulid}\n", NULL, 1, err, sizeof err),
+      IDGEN_CONFIG_SERVE);
+  assert_int_equal(cfg.gens[0].kind, KIND_ULID);
+}
+
+/* Each bad file: one line that names the file, the line and the key. */
+static void test_config_file_errors(void **state) {
+  (void)state;
+  static const struct {
+    const char *yaml;
+    int check; /* 0: the load refuses it; 1: the check before serving does */
+    const char *want;
+  } cases[] = {
+      {"generators:\n  o:\n    kind: segment\n    step: 0\n", 0,
+       "FILE:4: generators.o.step: '0' is not a number from 1 to 1073741824"},
+      {"generators:\n  o: {kind: segmnt}\n", 0,
+       "FILE:2: generators.o.kind: 'segmnt' is not a kind (snowflake, segment, uuid7"},
+      {"generators:\n  o:\n    step: 5\n", 0, "FILE:2: generators.o: no kind"},
+      {"generators:\n  o: {kind: segment,\n      layout: js53}\n", 0,
+       "FILE:3: generators.o.layout: not an option of a segment generator (it takes: kind, "
+       "backend"},
+      {"generators:\n  o: {kind: segment, colour: red}\n", 0,
+       "FILE:2: generators.o.colour: unknown option of a segment generator"},
+      {"generators:\n  hex: {kind: uuid7}\n", 0,
+       "FILE:2: generators.hex: not a generator "
+       "name: a format's name"},
+      {"generators:\n  '2024': {kind: uuid7}\n", 0,
+       "generators.2024: not a generator name: "
+       "all digits"},
+      {"generators:\n  a/b: {kind: uuid7}\n", 0, "generators.a/b: not a generator name"},
+      {"generators:\n  a: {kind: uuid7}\n  a: {kind: uuid4}\n", 0,
+       "FILE:3: generators.a: given twice (first on line 2)"},
+      {"generators:\n  a: [1, 2]\n", 0, "FILE:2: generators.a: want a mapping"},
+      {"generators:\n  a:\n", 0, "FILE:2: generators.a: no options"},
+      {"generators:\n  a: {kind: [uuid7]}\n", 0, "generators.a.kind: want a single value"},
+      {"gens: {}\n", 0, "FILE:1: gens: unknown key"},
+      {"generators:\n  a: {kind: uuid7\n", 0, "FILE:3:1: YAML: "},
+      {"generators: {}\n---\nmore: 1\n", 0, "FILE:3: a second YAML document"},
+      {"generators:\n  e: {kind: snowflake, namespace: 'a b'}\n", 0,
+       "FILE:2: generators.e.namespace: 'a b' must be"},
+      {"generators:\n  e: {kind: snowflake,\n     layout: js54}\n", 1,
+       "FILE:3: generators.e.layout 'js54': unknown layout"},
+      {"generators:\n  e: {kind: snowflake, datacenter: 3}\n", 1,
+       "FILE:2: generators.e: --datacenter: the layout has one node field"},
+      {"generators:\n  e: {kind: snowflake, seq_reset_threshold: 5000}\n", 1,
+       "FILE:2: generators.e.seq_reset_threshold 5000: must be below 2^12"},
+      {"generators:\n  o: {kind: segment, backend: pg, dsn: x}\n", 1,
+       "FILE:2: generators.o: unknown segment backend 'pg'"},
+      {"generators:\n  o: {kind: segment, backend: postgres}\n", 1,
+       "FILE:2: generators.o: segment backend postgres: no DSN given"},
+      {"generators:\n  o: {kind: segment, backend: etcd, path: /x}\n", 1,
+       "FILE:2: generators.o.path: the etcd backend takes a dsn, not a path"},
+      {"generators:\n  o: {kind: segment, dsn: /x, path: /y}\n", 0,
+       "FILE:2: generators.o.path: give dsn or path, not both"},
+      {"generators:\n  o: {kind: segment, step: 10, max_step: 5}\n", 1,
+       "FILE:2: generators.o: segment 'o': max_step 5 is outside step (10)"},
+      {"generators:\n  o: {kind: segment, opaque_key_file: /no/such/key}\n", 1,
+       "FILE:2: generators.o.opaque_key_file /no/such/key: No such file"},
+      {"generators:\n  default: {seq_reset_threshold: 99999}\n", 1,
+       "FILE:2: generators.default.seq_reset_threshold 99999: must be below 2^12"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char err[512];
+    int st = load_yaml(cases[i].yaml, NULL, cases[i].check, err, sizeof err);
+    assert_int_equal(st, cases[i].check ? -1 : IDGEN_CONFIG_USAGE);
+    if (!strstr(err, cases[i].want))
+      fail_msg("case %zu: want '%s' in '%s'", i, cases[i].want, err);
+    assert_null(strchr(err, '\n'));
+  }
+}
+
+/* Static worker IDs: two generators cannot share one (one lock file per ID). */
+static void test_fixed_workers(void **state) {
+  (void)state;
+  char err[512];
+  char *flags[] = {"--lease", "static", "--worker-id", "3", NULL};
+  assert_int_equal(load_yaml("generators:\n  e: {kind: snowflake, worker_id: 3, namespace: "
+                             "other}\n",
+                             flags, 1, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "generators 'default' and 'e' would both claim worker ID 3"));
+  assert_int_equal(load_yaml("generators:\n  e: {kind: snowflake, worker_id: 4}\n", flags,
+                             1, err, sizeof err),
+                   IDGEN_CONFIG_SERVE);
+  assert_int_equal(
+      load_yaml("generators:\n  e: {kind: snowflake}\n", flags, 1, err, sizeof err), -1);
+  assert_non_null(strstr(err, "generators.e: --lease static needs --worker-id"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),     cmocka_unit_test(test_usage_and_help),
-      cmocka_unit_test(test_token_length), cmocka_unit_test(test_listeners_checked),
-      cmocka_unit_test(test_loopback),
+      cmocka_unit_test(test_defaults),          cmocka_unit_test(test_usage_and_help),
+      cmocka_unit_test(test_token_length),      cmocka_unit_test(test_listeners_checked),
+      cmocka_unit_test(test_loopback),          cmocka_unit_test(test_config_file),
+      cmocka_unit_test(test_config_precedence), cmocka_unit_test(test_config_file_errors),
+      cmocka_unit_test(test_fixed_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,264 @@
+/* gen_segment.c: the segment kind: dense integers from blocks leased from a backend
+ * (src/segment/), the next block fetched by the generator's own thread; its readiness,
+ * info and metrics. */
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/generator.h"
+#include "server/log.h"
+
+typedef struct segment {
+  idgen__generator base;
+  idgen__segment_backend *backend;
+  idgen__segment *seg;
+  char backend_name[16];
+  char dsn[IDGEN_CFG_DSN]; /* masked: fit to show */
+  uint64_t min_step, max_step, prefetch_pct;
+  /* The main thread's watch: what was logged last. */
+  int last_ok, last_ready;
+  char last_error[IDGEN_SEGMENT_WHY_MAX];
+} segment;
+
+static segment *of(idgen__generator *g) {
+  return (segment *)g;
+}
+
+static void seg_close(idgen__generator *g) {
+  segment *s = of(g);
+  if (s->seg) {
+    idgen__segment_stats st;
+    idgen__segment_stats_get(s->seg, &st);
+    idgen__log("info", "segment_stop",
+               "generator=%s backend=%s issued=%" PRIu64 " last_leased=%" PRIu64
+               " left_unused=%" PRIu64,
+               g->name, s->backend_name, st.issued, st.last_max,
+               st.current_left + st.next_left);
+  }
+  idgen__segment_free(s->seg); /* stops the fetcher first */
+  idgen__segment_backend_free(s->backend);
+  free(s);
+}
+
+static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
+                    const idgen__gen_env *env, char *err, size_t errlen) {
+  segment *s = calloc(1, sizeof *s);
+  if (!s) {
+    snprintf(err, errlen, "out of memory");
+    return IDGEN_ENOMEM;
+  }
+  s->base.vtable = &idgen__gen_segment_class;
+  s->last_ok = s->last_ready = -1;
+  snprintf(s->backend_name, sizeof s->backend_name, "%s", spec->backend);
+  s->min_step = spec->step;
+  s->max_step = spec->max_step;
+  s->prefetch_pct = spec->prefetch_pct;
+  char dsn[IDGEN_CFG_DSN + 64], why[IDGEN_SEGMENT_WHY_MAX];
+  idgen__gen_spec_dsn(spec, dsn, sizeof dsn);
+  idgen__dsn_masked(dsn, s->dsn, sizeof s->dsn);
+  int rc = idgen__segment_backend_open(&s->backend, spec->backend, dsn,
+                                       (int64_t)spec->timeout_ms, why, sizeof why);
+  if (rc < 0) {
+    snprintf(err, errlen, "generator %s: %s", spec->name, why);
+    goto fail;
+  }
+  /* The embedded default, a file in the state directory, is made at first start; a
+   * file the generator names, and the other backends' rows and keys, are made by
+   * `idgen segment init` (a fetch never makes them, so a removed file stops the
+   * sequence instead of starting it again at 1). */
+  if (!strcmp(spec->backend, "file") && !spec->dsn[0]) {
+    rc = s->backend->vtable->init(s->backend, spec->name, spec->step);
+    if (rc < 0) {
+      snprintf(err, errlen, "generator %s: %s", spec->name, s->backend->why);
+      goto fail;
+    }
+    if (rc == 0)
+      idgen__log("info", "segment_init", "generator=%s created %ssegment-%s", spec->name,
+                 dsn, spec->name);
+  }
+  idgen__segment_config c;
+  idgen__gen_spec_segment_config(spec, s->backend, env->clock, &c);
+  rc = idgen__segment_new(&s->seg, &c, why, sizeof why);
+  if (rc < 0) {
+    snprintf(err, errlen, "generator %s: %s", spec->name, why);
+    goto fail;
+  }
+  *out = &s->base;
+  return 0;
+fail:
+  seg_close(&s->base);
+  return rc;
+}
+
+static int64_t seg_next_batch(idgen__generator *g, uint64_t *ids, size_t n) {
+  return idgen__segment_next_batch(of(g)->seg, ids, n);
+}
+
+static int seg_ready(idgen__generator *g, char *reason, size_t reasonlen) {
+  segment *s = of(g);
+  idgen__segment_stats st;
+  idgen__segment_stats_get(s->seg, &st);
+  if (st.ready)
+    return 1;
+  char why[IDGEN_SEGMENT_WHY_MAX];
+  idgen__segment_last_error(s->seg, why, sizeof why);
+  if (st.blocks_fetched == 0)
+    snprintf(reason, reasonlen, "segment: no block from %s yet%s%s", s->backend_name,
+             why[0] ? ": " : "", why);
+  else
+    snprintf(reason, reasonlen, "segment backend unavailable, no buffered numbers left: %s",
+             why[0] ? why : "?");
+  return 0;
+}
+
+static uint64_t seg_issued(idgen__generator *g) {
+  idgen__segment_stats st;
+  idgen__segment_stats_get(of(g)->seg, &st);
+  return st.issued;
+}
+
+static void seg_info_json(idgen__generator *g, idgen__buf *out) {
+  segment *s = of(g);
+  idgen__segment_stats st;
+  idgen__segment_stats_get(s->seg, &st);
+  char why[IDGEN_SEGMENT_WHY_MAX];
+  idgen__segment_last_error(s->seg, why, sizeof why);
+  idgen__buf_addf(out, ",\"backend\":\"%s\",\"dsn\":", s->backend_name);
+  idgen__buf_add_json_str(out, s->dsn, strlen(s->dsn));
+  idgen__buf_addf(out,
+                  ",\"step\":%" PRIu64 ",\"min_step\":%" PRIu64 ",\"max_step\":%" PRIu64
+                  ",\"prefetch_pct\":%" PRIu64 ",\"current_left\":%" PRIu64
+                  ",\"next_left\":%" PRIu64 ",\"last_leased\":%" PRIu64
+                  ",\"blocks_fetched\":%" PRIu64 ",\"backend_errors\":%" PRIu64
+                  ",\"refused\":%" PRIu64 ",\"waits\":%" PRIu64 ",\"backend_ok\":%s"
+                  ",\"last_error\":",
+                  st.step, s->min_step, s->max_step, s->prefetch_pct, st.current_left,
+                  st.next_left, st.last_max, st.blocks_fetched, st.backend_errors,
+                  st.refused, st.waits, st.backend_ok ? "true" : "false");
+  idgen__buf_add_json_str(out, why, strlen(why));
+}
+
+static void seg_info_text(idgen__generator *g, idgen__buf *out) {
+  segment *s = of(g);
+  idgen__segment_stats st;
+  idgen__segment_stats_get(s->seg, &st);
+  char why[IDGEN_SEGMENT_WHY_MAX];
+  idgen__segment_last_error(s->seg, why, sizeof why);
+  for (char *c = why; *c; c++)
+    if (*c == '\r' || *c == '\n')
+      *c = ' ';
+  idgen__buf_addf(out,
+                  "backend:%s\r\nstep:%" PRIu64 "\r\ncurrent_left:%" PRIu64
+                  "\r\nnext_left:%" PRIu64 "\r\nlast_leased:%" PRIu64
+                  "\r\nblocks_fetched:%" PRIu64 "\r\nbackend_errors:%" PRIu64
+                  "\r\nrefused:%" PRIu64 "\r\nbackend_ok:%d\r\nlast_error:%s\r\n",
+                  s->backend_name, st.step, st.current_left, st.next_left, st.last_max,
+                  st.blocks_fetched, st.backend_errors, st.refused, st.backend_ok, why);
+}
+
+static void seg_info_line(idgen__generator *g, idgen__buf *out) {
+  segment *s = of(g);
+  idgen__segment_stats st;
+  idgen__segment_stats_get(s->seg, &st);
+  idgen__buf_addf(out,
+                  ",backend=%s,step=%" PRIu64 ",current_left=%" PRIu64 ",next_left=%" PRIu64
+                  ",last_leased=%" PRIu64 ",blocks_fetched=%" PRIu64
+                  ",backend_errors=%" PRIu64 ",backend_ok=%d",
+                  s->backend_name, st.step, st.current_left, st.next_left, st.last_max,
+                  st.blocks_fetched, st.backend_errors, st.backend_ok);
+}
+
+/* Logs each change of the backend's health and of readiness. */
+static void seg_watch(idgen__generator *g) {
+  segment *s = of(g);
+  idgen__segment_stats st;
+  idgen__segment_stats_get(s->seg, &st);
+  char why[IDGEN_SEGMENT_WHY_MAX];
+  idgen__segment_last_error(s->seg, why, sizeof why);
+  if (st.backend_ok == s->last_ok && st.ready == s->last_ready &&
+      !strcmp(why, s->last_error))
+    return;
+  if (st.blocks_fetched > 0 || why[0])
+    idgen__log(st.backend_ok ? "info"
+               : st.ready    ? "warn"
+                             : "error",
+               "segment",
+               "generator=%s backend=%s state=%s ready=%d step=%" PRIu64 " left=%" PRIu64
+               "%s%s",
+               g->name, s->backend_name, st.backend_ok ? "ok" : "failing", st.ready,
+               st.step, st.current_left + st.next_left, why[0] ? " error=" : "", why);
+  s->last_ok = st.backend_ok;
+  s->last_ready = st.ready;
+  snprintf(s->last_error, sizeof s->last_error, "%s", why);
+}
+
+/* ---- Metrics --------------------------------------------------------------------- */
+
+#define STATS(g)                                                                           \
+  idgen__segment_stats st;                                                                 \
+  idgen__segment_stats_get(of(g)->seg, &st)
+
+/* A family that shows one uint64_t field of the stats as it is. */
+static void m_field(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
+  STATS(g);
+  idgen__gen_sample_u64(g, f, &st, out);
+}
+static void m_fetch_latency(idgen__generator *g, const idgen__gen_family *f,
+                            idgen__buf *out) {
+  STATS(g);
+  char labels[48];
+  snprintf(labels, sizeof labels, ",backend=\"%s\"", of(g)->backend_name);
+  idgen__gen_add_histogram(g, f->name, labels, &st.fetch_latency, out);
+}
+static void m_left(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
+  STATS(g);
+  idgen__gen_sample(g, f, ",block=\"current\"", (double)st.current_left, out);
+  idgen__gen_sample(g, f, ",block=\"next\"", (double)st.next_left, out);
+}
+static void m_up(idgen__generator *g, const idgen__gen_family *f, idgen__buf *out) {
+  STATS(g);
+  idgen__gen_sample(g, f, "", st.backend_ok, out);
+}
+
+#define FIELD(f) m_field, offsetof(idgen__segment_stats, f)
+
+static const idgen__gen_family families[] = {
+    {"idgen_segment_blocks_fetched_total", "counter",
+     "Blocks of numbers leased from the backend.", FIELD(blocks_fetched)},
+    {"idgen_segment_fetch_duration_seconds", "histogram",
+     "Time to lease one block from the backend, failed attempts included.", m_fetch_latency,
+     0},
+    {"idgen_segment_numbers_left", "gauge",
+     "Numbers not yet handed out, in the current block and in the buffered next one.",
+     m_left, 0},
+    {"idgen_segment_step", "gauge",
+     "The size of the last block leased (it adapts to demand).", FIELD(step)},
+    {"idgen_segment_backend_errors_total", "counter", "Failed attempts to lease a block.",
+     FIELD(backend_errors)},
+    {"idgen_segment_refused_total", "counter",
+     "Calls refused: the backend down and no buffered number left.", FIELD(refused)},
+    {"idgen_segment_waits_total", "counter",
+     "Calls that found both blocks used up and waited for a fetch.", FIELD(waits)},
+    {"idgen_segment_backend_up", "gauge", "1 if the backend's last answer was a block.",
+     m_up, 0},
+    {"idgen_segment_leased_max", "gauge",
+     "The highest number leased so far: numbers handed out lie at or below it.",
+     FIELD(last_max)},
+};
+
+const idgen__gen_class idgen__gen_segment_class = {
+    .kind = KIND_SEGMENT,
+    .open = seg_open,
+    .next_batch = seg_next_batch,
+    .ready = seg_ready,
+    .issued = seg_issued,
+    .info_json = seg_info_json,
+    .info_text = seg_info_text,
+    .info_line = seg_info_line,
+    .watch = seg_watch,
+    .close = seg_close,
+    .families = families,
+    .nfamilies = sizeof families / sizeof families[0],
+};
