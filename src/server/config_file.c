@@ -125,6 +125,7 @@ static int read_document(reader *r, idgen__config_file *out) {
     return 0; /* an empty file: no generators beyond the flags' default */
   if (root->type != YAML_MAPPING_NODE)
     return fail(r, root, "want a mapping with the key 'generators'");
+  int first_line = 0; /* of "generators:", which may be empty: no entries to tell */
   for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
        p < root->data.mapping.pairs.top; p++) {
     yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
@@ -133,8 +134,9 @@ static int read_document(reader *r, idgen__config_file *out) {
       return -1;
     if (strcmp(key, "generators"))
       return fail(r, k, "%s: unknown key (the file holds 'generators' only)", key);
-    if (out->entries)
-      return fail(r, k, "generators: given twice");
+    if (first_line)
+      return fail(r, k, "generators: given twice (first on line %d)", first_line);
+    first_line = (int)k->start_mark.line + 1;
     if (read_generators(r, v, out) < 0)
       return -1;
   }
