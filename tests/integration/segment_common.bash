@@ -125,6 +125,26 @@ scenario_outage() {
   ok "backend down: $served numbers served from the buffer, then $errs+ refusals (IDGEN_EBACKEND), then numbers again"
 }
 
+# A server restart between two fetches costs no refusal (PostgreSQL, MariaDB): the kept
+# connection is found broken at the next fetch, which tries again at once on a new one.
+# Blocks of 50000: the restart happens between the fetches of blocks 3 (at number 60000)
+# and 4 (at 110000), while tens of thousands of numbers are handed out.
+scenario_restart_between_fetches() { # NAME, then the command that restarts the server
+  local name=$1
+  shift
+  seg init "$name" >/dev/null
+  load r1 "$name" --step 50000 --pace-us 100
+  local pid=$LOAD_PID
+  wait_lines "$T/r1.log" 65000
+  "$@" || fail "the restart failed: $*"
+  wait_lines "$T/r1.log" 115000
+  kill -TERM "$pid"
+  wait "$pid" || fail "r1 failed"
+  check_histories "$T/r1.log"
+  [[ $(stat_of r1 backend_errors) -eq 0 && $(stat_of r1 refused) -eq 0 ]] ||
+    fail "a restart between fetches: $(tail -1 "$T/r1.err")"
+}
+
 # 4. The step adapts: blocks used up in far less than the period double it, to max_step.
 scenario_step() {
   seg init adapt >/dev/null

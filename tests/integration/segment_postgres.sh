@@ -27,22 +27,8 @@ last=$(stat_of s1 last)
 ok "leaf_alloc row: max_id ${row%|*}, step 6400 (the last block leased)"
 scenario_bad_config "host=127.0.0.1 port"
 
-# A server restart between two fetches costs no refusal: the kept connection is found
-# broken at the next fetch, which tries again at once on a new one. Blocks of 50000:
-# block 3 is fetched at number 60000, block 4 at 110000; the restart (about 1.5 s
-# here) happens in between, while tens of thousands of numbers are handed out.
-seg init restart >/dev/null
-load r1 restart --step 50000 --pace-us 100
-pid=$LOAD_PID
-wait_lines "$T/r1.log" 65000
-backend_stop
-backend_start
-wait_lines "$T/r1.log" 115000
-kill -TERM "$pid"
-wait "$pid" || fail "r1 failed"
-check_histories "$T/r1.log"
-[[ $(stat_of r1 backend_errors) -eq 0 && $(stat_of r1 refused) -eq 0 ]] ||
-  fail "a restart between fetches: $(tail -1 "$T/r1.err")"
+restart_backend() { backend_stop && backend_start; }
+scenario_restart_between_fetches restart restart_backend
 ok "server restarted between two fetches: the next fetch reconnected, no error"
 # A missing table is named as such.
 sql "DROP TABLE leaf_alloc"
