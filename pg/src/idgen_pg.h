@@ -25,7 +25,7 @@ extern char *idgen_pg_opaque_key_file;    /* idgen.opaque_key_file: reload */
  * ---------------------------------------------------- */
 
 #define IDGEN_PG_STATE_MAX 16
-#define IDGEN_PG_ERROR_MAX 512 /* a keeper's error, or why the lease refuses */
+#define IDGEN_PG_ERROR_MAX 1024 /* a keeper's error, or why the lease refuses */
 
 /* What the lease worker last published. */
 typedef struct idgen_pg_status {
@@ -81,8 +81,9 @@ void idgen_pg_register_worker(void);
 PGDLLEXPORT void idgen_lease_main(Datum arg);
 
 /* The static lease's guard against a copied data directory: NULL when this cluster may
- * use worker in state_dir (the record is written if new), else a palloc'd reason. */
-char *idgen_pg_identity_check(const char *state_dir, uint64 worker);
+ * use worker (the record, $PGDATA/pg_idgen/identity, is written if new or changed), else
+ * a palloc'd reason that says what to do. */
+char *idgen_pg_identity_check(uint64 worker);
 
 /* Unix ms <-> timestamptz. */
 TimestampTz idgen_pg_timestamp(int64 unix_ms);

@@ -215,8 +215,7 @@ void idgen_lease_main(Datum arg) {
     proc_exit(1);
   }
   if (idgen_pg_lease.kind == IDGEN_LEASE_STATIC) {
-    char *why =
-        idgen_pg_identity_check(idgen_pg_lease.state_dir, (uint64)idgen_pg_lease.worker_id);
+    char *why = idgen_pg_identity_check((uint64)idgen_pg_lease.worker_id);
     if (why) {
       idle_refused(why);
       proc_exit(1);

@@ -13,6 +13,7 @@ chmod 755 "$T"
 # Worker IDs are claimed host-wide per namespace: this run's own keeps other tests out.
 NS=pgtest-$$-$RANDOM
 CLUSTERS=()
+declare -A NETNS=() # NAME -> 1: that cluster runs in a network namespace of its own
 EXTRA_CLEANUP=:
 
 cleanup() {
@@ -52,22 +53,29 @@ start_cluster() {
 
 port_of() { local v="PORT_$1"; echo "${!v}"; }
 
+# psql_to NAME ARGS...: psql to that cluster's 127.0.0.1, entering its network
+# namespace (the postmaster's) when it has one of its own.
+psql_to() {
+  local name=$1 pre=()
+  shift
+  [[ -z "${NETNS[$name]:-}" ]] || pre=(nsenter "--net=/proc/$(cat "$T/$name/pid")/ns/net")
+  "${pre[@]}" psql -h 127.0.0.1 -p "$(port_of "$name")" -U postgres -d postgres -XAtq "$@"
+}
+
 # sql NAME QUERY...: unaligned, tuples only, stops at the first error.
 sql() {
   local name=$1
   shift
   local args=()
   for q in "$@"; do args+=(-c "$q"); done
-  psql -h 127.0.0.1 -p "$(port_of "$name")" -U postgres -d postgres -XAtq \
-    -v ON_ERROR_STOP=1 "${args[@]}"
+  psql_to "$name" -v ON_ERROR_STOP=1 "${args[@]}"
 }
 
 # sql_error NAME QUERY: runs a query that must fail; prints its error (verbose: with the
 # SQLSTATE) and returns 0 only if it failed.
 sql_error() {
   local out
-  if out=$(psql -h 127.0.0.1 -p "$(port_of "$1")" -U postgres -d postgres -XAtq \
-    -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -c "$2" 2>&1); then
+  if out=$(psql_to "$1" -v ON_ERROR_STOP=1 -v VERBOSITY=verbose -c "$2" 2>&1); then
     echo "$out"
     return 1
   fi
