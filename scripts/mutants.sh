@@ -7,6 +7,10 @@
 # The mutants are built one after another; each one's binaries are copied aside, so its
 # tests run from the copy while the next one builds, and up to --jobs tests run at once
 # (most of them wait on real servers, not on the CPU). The table keeps the list's order.
+# A test of the PostgreSQL extension (pg_X) needs the mutated extension installed into
+# PostgreSQL's directories, which every cluster shares: those runs take turns, each
+# installs its own idgen.so first (as root, or through sudo), and the unmutated one is
+# installed again at the end.
 # Usage: scripts/mutants.sh [--list FILE] [--jobs N] [--keep] [MUTANT...]   (default: every mutant)
 #   --list FILE  the list (default tests/mutants.txt; its header says the format)
 #   --jobs N     tests run at once (default 2)
@@ -81,7 +85,9 @@ done
 # ---- tests: what each needs built, and how it runs ------------------------------------
 # test_X: the unit test binary; integration_X: tests/integration/X.sh on the binary and
 # the test tools; integration_X:PART: only part PART of it (tests/integration/parts.bash);
-# chaos:X: scenario X of the fault campaign, one phase second.
+# chaos:X: scenario X of the fault campaign, one phase second; pg_X: tests/pg/X.sh on
+# the extension built from the tree (pg-extension: pg/idgen.so, by PGXS, against the
+# scratch build's static libraries).
 TOOLS=()
 for t in tests/tools/*.c; do TOOLS+=("$(basename "$t" .c)"); done
 targets_of() { # killer
@@ -89,6 +95,7 @@ targets_of() { # killer
     test_*) echo "$1" ;;
     integration_*) echo "idgen ${TOOLS[*]}" ;;
     chaos:*) echo "idgen chaos_client chaos_delay" ;;
+    pg_*) echo "idgen pg-extension" ;;
   esac
 }
 check_killer() { # killer: known and present?
@@ -100,6 +107,7 @@ check_killer() { # killer: known and present?
       [[ -f $script ]] && grep -qE "^parts( [a-z0-9_-]+)* ${1#*:}( |$)" "$script" ;;
     integration_*) [[ -f tests/integration/${1#integration_}.sh ]] ;;
     chaos:*) grep -q "^ *${1#chaos:}) " tests/chaos/run.sh ;;
+    pg_*) [[ -f tests/pg/${1#pg_}.sh ]] ;;
     *) false ;;
   esac
 }
@@ -114,7 +122,19 @@ run_killer() { # killer bindir log: the test's exit status (124 on a time out)
     chaos:*) # its work dir inside ours: a killed run keeps it, and ours goes
       IDGEN_BUILD_DIR=$2 timeout -k 10 600 bash "$S/tests/chaos/run.sh" --idgen "$2/idgen" \
         --work "$(mktemp -d "$WORK/chaos.XXXXXX")" --phase 1 --ttl 4 --strict-liveness "${1#chaos:}" ;;
+    pg_*) # one at a time: the installed extension is the machine's
+      (
+        flock 9
+        install_pg_so "$2/idgen.so" &&
+          IDGEN_SOURCE_DIR=$S IDGEN_BUILD_DIR=$2 timeout -k 10 600 bash "$S/tests/pg/${1#pg_}.sh" "$2/idgen"
+      ) 9>"$WORK/pg.lock" ;;
   esac >"$3" 2>&1
+}
+SUDO=""
+[[ $(id -u) -eq 0 ]] || SUDO=sudo
+install_pg_so() { # idgen.so: into PostgreSQL's library directory (a new file: running
+  # servers keep the one they mapped)
+  $SUDO install -m 755 "$1" "$(pg_config --pkglibdir)/idgen.so"
 }
 ALL_KILLERS=() ALL_TARGETS=()
 for i in "${SELECTED[@]}"; do
@@ -154,16 +174,29 @@ finish() {
   # the run ends with it.
   for pid in "${RUNNING[@]}"; do pkill -TERM -P "$pid"; done
   wait 2>/dev/null
+  [[ ! -f $BINS/baseline/idgen.so ]] || install_pg_so "$BINS/baseline/idgen.so" ||
+    echo "mutants.sh: the unmutated extension was not installed again (scripts/pg-install.sh)" >&2
   if [[ $failures -eq 0 && $KEEP -eq 0 ]]; then rm -rf "$WORK"; else echo "mutants.sh: logs in $LOGS" >&2; fi
 }
 trap finish EXIT
 build() { # log targets...: 0 if they build
-  local out=$1; shift
-  cmake --build "$B" -j "$BUILD_JOBS" --target "$@" >"$out" 2>&1
+  local out=$1 t cm=() pg=0; shift
+  for t in "$@"; do
+    if [[ $t == pg-extension ]]; then
+      pg=1 cm+=(idgen_static idgen_etcd_static idgen_opaque_static)
+    else
+      cm+=("$t")
+    fi
+  done
+  cmake --build "$B" -j "$BUILD_JOBS" --target "${cm[@]}" >"$out" 2>&1 &&
+    { [[ $pg -eq 0 ]] || make -s -C "$S/pg" IDGEN_BUILD="$B" >>"$out" 2>&1; }
 }
 keep_binaries() { # dir targets...: copies the targets just built; they link statically
-  local dir=$1; shift
-  mkdir -p "$dir" && (cd "$B" && cp "$@" "$dir/")
+  local dir=$1 t; shift
+  mkdir -p "$dir" || return
+  for t in "$@"; do
+    if [[ $t == pg-extension ]]; then cp "$S/pg/idgen.so" "$dir/"; else cp "$B/$t" "$dir/"; fi || return
+  done
 }
 safe() { echo "${1//[:\/]/_}"; } # a test's name as part of a file name
 
@@ -197,7 +230,9 @@ if [[ ${#RUN[@]} -gt 0 ]]; then
   log "scratch copy in $S; building ${ALL_TARGETS[*]}"
   cmake -S "$S" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$LOGS/cmake.log" 2>&1 &&
     build "$LOGS/build.log" "${ALL_TARGETS[@]}" &&
-    keep_binaries "$BINS/baseline" "${ALL_TARGETS[@]}" ||
+    keep_binaries "$BINS/baseline" "${ALL_TARGETS[@]}" &&
+    { [[ " ${ALL_TARGETS[*]} " != *" pg-extension "* ]] ||
+      $SUDO make -s -C "$S/pg" IDGEN_BUILD="$B" install >>"$LOGS/build.log" 2>&1; } ||
     { echo "mutants.sh: the unmutated tree does not build (see $LOGS)" >&2; failures=1; exit 1; }
 fi
 

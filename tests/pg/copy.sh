@@ -9,7 +9,8 @@
 #   dir      this host, another directory
 # and the original's own directory moved (same inode, another path), or replaced by a copy
 # at its own path (a restore after a disk replacement: same path, another inode). Given an
-# ID of its own, or with its record removed on purpose, a cluster issues again.
+# ID of its own, or with its record removed on purpose, a cluster issues again; a record
+# of the older format (before these fields) is completed.
 # Usage: tests/pg/copy.sh /path/to/idgen   (ALL_CASES=1: a copy that issues is measured,
 # and the run goes on to the next case; it still fails at the end)
 source "$(dirname "$0")/pg_common.bash"
@@ -121,7 +122,7 @@ state=$(settle p)
 why=$(sql p "SELECT last_error FROM idgen_status()")
 [[ $state == refused ]] || fail "moved: $state"
 grep -q "written with data directory \"$T/p/data\", this is \"$T/p/moved\"" <<<"$why" || fail "moved: $why"
-ok "moved to another path: refused: $why"
+ok "moved to another path: refused: ${why%%, and*}"
 "$SRC/scripts/pg-cluster.sh" stop "$T/p"
 rm "$T/p/data"
 mv "$T/p/moved" "$T/p/data"
@@ -151,4 +152,15 @@ done
 grep -q "^data_directory_inode $(stat -c %i "$T/p/data")$" "$T/p/data/pg_idgen/identity" ||
   fail "record: $(cat "$T/p/data/pg_idgen/identity")"
 ok "record removed on purpose, lease worker restarted: held again under 6"
+
+# A record of the older format (three fields) is taken as it is and completed.
+"$SRC/scripts/pg-cluster.sh" stop "$T/p"
+head -n 3 "$T/p/data/pg_idgen/identity" >"$T/old"
+cat "$T/old" >"$T/p/data/pg_idgen/identity" # keeps its owner
+"$SRC/scripts/pg-cluster.sh" restart "$T/p"
+[[ $(settle p) == held ]] || fail "old record: $(sql p "SELECT last_error FROM idgen_status()")"
+[[ $(head -n 3 "$T/p/data/pg_idgen/identity") == "$(cat "$T/old")" &&
+   $(grep -c '^hostname \|^machine_id \|^data_directory \|^data_directory_inode ' "$T/p/data/pg_idgen/identity") == 4 ]] ||
+  fail "old record not completed: $(cat "$T/p/data/pg_idgen/identity")"
+ok "a record of the older format: held, and completed"
 [[ $issued -eq 0 ]] || fail "$issued copies issued beside the original"
