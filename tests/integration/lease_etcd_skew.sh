@@ -3,7 +3,8 @@
 # one-member etcd: with two live holders on the real clock, a holder whose wall clock is
 # 20 s behind them, or 20 s ahead, is refused at start (--max-clock-skew, 10 s by
 # default) with one line, and claims nothing; so is `idgen serve` (exit 1); holders 5 s
-# off either way start. The
+# off either way start. A departed holder's clock, left on the HWM key of a worker ID just
+# claimed again, is not counted. The
 # clocks are moved by libfaketime, per process (etcd's own clock stays real).
 # Usage: lease_etcd_skew.sh /path/to/idgen
 set -euo pipefail
@@ -92,5 +93,30 @@ for off in -5 +5; do
 done
 
 for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" || fail "a peer's graceful stop failed"; done
+pids=()
+
+# 4. Only a record its current holder wrote counts: a departed holder's, 60 s behind,
+# still on the HWM key of a worker ID just claimed (its new holder waits past that HWM
+# and has written nothing yet) is not a peer's clock, and a holder on the right clock
+# starts beside it.
+now=$(date +%s%3N)
+rec=$(printf '{"hwm_ms":"%s","host":"gone","pid":"1","start_ms":"%s","wall_ms":"%s"}' \
+  $((now + 10000)) $((now - 60000)) $((now - 60000)))
+curl -s -X POST "${EPS%%,*}/v3/kv/put" \
+  -d "{\"key\":\"$(printf /idgen/skew2/hwm/0 | base64 -w0)\",\"value\":\"$(printf '%s' "$rec" | base64 -w0)\"}" >/dev/null
+E2=(--lease etcd --etcd "$EPS" --lease-ttl 3 --lease-margin 1000 --namespace skew2)
+"$HOLDER" "${E2[@]}" >"$T/new.out" 2>"$T/new.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -qs '^# acquired worker=0 ' "$T/new.err" && break; sleep 0.1; done
+grep -q '^# acquired worker=0 ' "$T/new.err" || fail "the new holder did not claim worker 0"
+st=0
+"$HOLDER" "${E2[@]}" --duration-ms 300 >"$T/beside.out" 2>"$T/beside.err" || st=$?
+if ! grep -q '^# state waiting-hwm' "$T/new.err" || grep -q '^# state held' "$T/new.err"; then
+  fail "worker 0's new holder was not still waiting past the departed holder's HWM"
+fi
+[[ $st -eq 0 && -s $T/beside.out ]] ||
+  fail "a holder on the right clock beside a departed holder's record exited $st: $(head -1 "$T/beside.err")"
+ok "a departed holder's clock (60 s behind) did not count: a holder on the right clock started beside its worker ID's new holder"
+for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" || fail "the new holder's graceful stop failed"; done
 pids=()
 echo "lease_etcd_skew: all passed"
