@@ -54,8 +54,8 @@ skewed() {
 for i in 1 2; do
   "$HOLDER" "${E[@]}" >"$T/peer$i.out" 2>"$T/peer$i.err" &
   pids+=($!)
-  wait_held "$T/peer$i.err"
 done
+for i in 1 2; do wait_held "$T/peer$i.err"; done
 [[ $(live) -eq 2 ]] || fail "$(live) live worker IDs with two peers"
 
 # 1-2. 20 s behind, 20 s ahead: refused at start, with one line, and nothing claimed.
@@ -96,12 +96,12 @@ for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p" || fail "a peer's graceful 
 pids=()
 
 # 4. Only a record its current holder wrote counts: a departed holder's, 60 s behind,
-# still on the HWM key of a worker ID just claimed (its new holder waits past that HWM
-# and has written nothing yet) is not a peer's clock, and a holder on the right clock
-# starts beside it.
+# still on the HWM key of a worker ID just claimed (its new holder waits past that HWM,
+# 20 s ahead, and has written nothing yet) is not a peer's clock, and a holder on the
+# right clock starts beside it.
 now=$(date +%s%3N)
 rec=$(printf '{"hwm_ms":"%s","host":"gone","pid":"1","start_ms":"%s","wall_ms":"%s"}' \
-  $((now + 10000)) $((now - 60000)) $((now - 60000)))
+  $((now + 20000)) $((now - 60000)) $((now - 60000)))
 curl -s -X POST "${EPS%%,*}/v3/kv/put" \
   -d "{\"key\":\"$(printf /idgen/skew2/hwm/0 | base64 -w0)\",\"value\":\"$(printf '%s' "$rec" | base64 -w0)\"}" >/dev/null
 E2=(--lease etcd --etcd "$EPS" --lease-ttl 3 --lease-margin 1000 --namespace skew2)
