@@ -1,8 +1,10 @@
 /* test_keeper.c: the keeper's fences one step at a time, on a fake clock that moves only
  * when a test moves it, against the scripted provider (fake_lease.h): a failed HWM write
  * never raises the cap, the first cap is written before the generator is armed, a HWM
- * is never lowered, the wait past the HWM and the floor, the deadline margin, a lease
- * said lost, the final HWM at stop, and a call inside a reservation when stop comes.
+ * is never lowered, the wait past the HWM and the floor, no arming inside the HWM's
+ * millisecond, the deadline margin, the deadline counted from the keepalive's and the
+ * acquire's send, a lease said lost, the final HWM at stop, and a call inside a
+ * reservation when stop comes.
  * Each test waits for the keeper's next call to the provider (or a state), never for a
  * time, and asserts no timing: the keeper's thread naps in real time between steps and
  * reads the moved clock when it wakes. Runs under TSan (the keeper has a thread). */
@@ -302,6 +304,100 @@ static void test_deadline_margin(void **state) {
   rig_free(r);
 }
 
+/* Waits until the generator's deadline is no longer was_ns; returns the new one. */
+static int64_t wait_deadline_moved(rig *r, int64_t was_ns) {
+  for (int waited = 0; gen_stats(r).deadline_ns == was_ns; waited++) {
+    assert_true(waited < WAIT_MS);
+    sleep_ms(1);
+  }
+  return gen_stats(r).deadline_ns;
+}
+
+/* Issue 23, item 6: the deadline counts from the keepalive's send, not its reply. The
+ * store renews the lease when the request reaches it, so a reply held back 260 ms has
+ * already spent 260 ms of the TTL: counted from the reply, the deadline would move 260
+ * ms past the lease. Here the keepalive is sent at T0 + 340 ms and answers at T0 + 600
+ * ms: the deadline is 340 + 1000 - 333 ms, and the generator refuses from there on
+ * (the next keepalive fails, so nothing moves it on legitimately). */
+static void test_deadline_from_keepalive_send(void **state) {
+  (void)state;
+  rig *r = rig_open(TTL_MS, 0);
+  rig_start(r, 10000);              /* no HWM write in the way */
+  wait_state(r, IDGEN_KEEPER_HELD); /* deadline T0 + 667 ms */
+  int64_t was = gen_stats(r).deadline_ns;
+  assert_true(was == (T0_MS + 667) * MS);
+  fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  fake_lease_set_default(r->fake, FAKE_KEEPALIVE, (fake_call){IDGEN_EUNAVAIL, 0, 0});
+  clock_at(r, 340);
+  wait_calls(r, FAKE_KEEPALIVE, 1); /* sent at T0 + 340 ms, held back */
+  clock_at(r, 600);                 /* still before the old deadline */
+  fake_lease_unblock(r->fake);      /* the reply comes at T0 + 600 ms */
+  int64_t now = wait_deadline_moved(r, was);
+  if (now != (T0_MS + 340 + 667) * MS)
+    fail_msg("deadline T0 + %lld ms after a keepalive sent at T0 + 340 ms and answered at "
+             "T0 + 600 ms, not T0 + 1007 ms",
+             (long long)(now / MS - T0_MS));
+  clock_at(r, 1010); /* past the deadline counted from the send */
+  int64_t t = 0;
+  int rc = next(r, &t);
+  if (rc == 0)
+    fail_msg("issued at T0 + %lld ms, past the deadline T0 + 1007 ms", (long long)(t - T0_MS));
+  assert_true(rc == IDGEN_ELEASE || rc == IDGEN_ENOTARMED);
+  rig_free(r);
+}
+
+/* The same for the grant: the lease's TTL runs from the acquire's request (etcd's grant
+ * is its first call), not from when the claim that follows answers. An acquire after a
+ * loss, sent at T0 + 340 ms and answered at T0 + 600 ms, arms with the deadline
+ * 340 + 1000 - 333 ms. */
+static void test_deadline_from_grant_send(void **state) {
+  (void)state;
+  rig *r = rig_open(TTL_MS, 0);
+  rig_start(r, 10000);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  fake_lease_set_worker(r->fake, 2); /* no HWM in the store: armed at once when won */
+  fake_lease_script(r->fake, FAKE_KEEPALIVE, &(fake_call){IDGEN_ELEASE, 0, 0}, 1);
+  fake_lease_script(r->fake, FAKE_ACQUIRE, &(fake_call){0, FAKE_BLOCK, 0}, 1);
+  clock_at(r, 340);
+  wait_calls(r, FAKE_ACQUIRE, 2); /* the lease lost at T0 + 340 ms, acquired again */
+  clock_at(r, 600);
+  fake_lease_unblock(r->fake);
+  wait_state(r, IDGEN_KEEPER_HELD);
+  assert_int_equal(stats(r).worker, 2);
+  int64_t now = gen_stats(r).deadline_ns;
+  if (now != (T0_MS + 340 + 667) * MS)
+    fail_msg("deadline T0 + %lld ms after an acquire sent at T0 + 340 ms and answered at "
+             "T0 + 600 ms, not T0 + 1007 ms",
+             (long long)(now / MS - T0_MS));
+  rig_free(r);
+}
+
+/* Issue 23, item 8: the keeper arms only once the clock is past the HWM's millisecond,
+ * not at it. The generator's floor would hide an arm at that millisecond (it issues
+ * nothing at or below the floor), so this looks at the keeper itself: with the clock
+ * held inside the HWM's millisecond it must keep waiting, unarmed, with no HWM written.
+ * A TTL of 1 ms makes a keepalive due every third of a millisecond: each one shows
+ * that the keeper has taken another step and decided again. */
+static void test_arms_past_hwm_ms_not_at_it(void **state) {
+  (void)state;
+  rig *r = rig_open(1, T0_MS); /* the HWM is T0's millisecond; the clock is at it */
+  rig_start(r, 1000);
+  for (int k = 1; k <= 2; k++) {
+    idgen_clock_fake_set(&r->clock.fake, T0_MS * MS + k * 400000); /* T0 + 0.4, 0.8 ms */
+    if (!wait_calls_or_state(r, FAKE_KEEPALIVE, (uint64_t)k, IDGEN_KEEPER_HELD) ||
+        idgen_keeper_state_get(r->keeper) != IDGEN_KEEPER_WAITING_HWM)
+      fail_msg("armed by T0 + 0.%d ms, inside the HWM's millisecond T0", 4 * k);
+  }
+  assert_int_equal(fake_lease_calls(r->fake, FAKE_WRITE_HWM), 0);
+  assert_int_equal(next(r, NULL), IDGEN_ENOTARMED);
+  clock_at(r, 1); /* past it: armed, and the first ID is past the HWM */
+  wait_state(r, IDGEN_KEEPER_HELD);
+  int64_t t = 0;
+  assert_int_equal(next(r, &t), 0);
+  assert_true(t == T0_MS + 1);
+  rig_free(r);
+}
+
 /* A keepalive says the lease is gone: the keeper disarms the generator at once (before
  * any deadline or HWM write would tell it), wins an ID again and arms with it. */
 static void test_keepalive_says_lost(void **state) {
@@ -398,6 +494,9 @@ int main(void) {
       cmocka_unit_test(test_hwm_never_lowered),
       cmocka_unit_test(test_waits_past_hwm_and_keeps_floor),
       cmocka_unit_test(test_deadline_margin),
+      cmocka_unit_test(test_deadline_from_keepalive_send),
+      cmocka_unit_test(test_deadline_from_grant_send),
+      cmocka_unit_test(test_arms_past_hwm_ms_not_at_it),
       cmocka_unit_test(test_keepalive_says_lost),
       cmocka_unit_test(test_final_hwm_is_last_issued),
       cmocka_unit_test(test_stop_during_reservation),
