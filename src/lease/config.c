@@ -461,8 +461,9 @@ int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *la
       if (rc)
         return rc;
     }
-    snprintf(what, sizeof what, "--worker-id-offset: ordinal %lld + offset %lld =",
-             (long long)ord, (long long)c->worker_id_offset);
+    snprintf(what, sizeof what,
+             "--worker-id-offset: ordinal %lld + offset %lld =", (long long)ord,
+             (long long)c->worker_id_offset);
     if ((uint64_t)ord > UINT64_MAX - (uint64_t)c->worker_id_offset)
       return fail(err, errlen, "%s too large", what);
     return fixed_in_space(&space, what, (uint64_t)(ord + c->worker_id_offset), err, errlen);

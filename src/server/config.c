@@ -819,12 +819,13 @@ static int check_k8s_pair(const idgen__gen_spec *a, const idgen__gen_spec *b, ch
                           size_t errlen) {
   int64_t n = a->lease.k8s_replicas;
   if (n == 0) {
-    snprintf(err, errlen,
-             "generators '%s' and '%s' share namespace '%s' under the k8s provider with no "
-             "bound on the pods, so one pod's '%s' can take another pod's '%s' worker ID: "
-             "set --k8s-replicas N (IDGEN_K8S_REPLICAS, the StatefulSet's replicas at most) "
-             "and worker_id_offset values N apart, or give one a namespace of its own",
-             a->name, b->name, a->lease.ns, b->name, a->name);
+    snprintf(
+        err, errlen,
+        "generators '%s' and '%s' share namespace '%s' under the k8s provider with no "
+        "bound on the pods, so one pod's '%s' can take another pod's '%s' worker ID: "
+        "set --k8s-replicas N (IDGEN_K8S_REPLICAS, the StatefulSet's replicas at most) "
+        "and worker_id_offset values N apart, or give one a namespace of its own",
+        a->name, b->name, a->lease.ns, b->name, a->name);
     return -1;
   }
   uint64_t alo, ahi, blo, bhi;

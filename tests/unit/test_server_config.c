@@ -375,8 +375,9 @@ static void test_k8s_workers(void **state) {
        "generators.e: --k8s-replicas 2: offset 1023 + the last ordinal 1 = 1024 is out of "
        "range: the worker field holds 0-1023"},
       {"generators:\n  e: {kind: snowflake, worker_id_offset: 2, worker_id_range: 0-2}\n",
-       two, "generators.e: --k8s-replicas 2: offset 2 + the last ordinal 1 = 3 is outside "
-            "--worker-id-range 0-2"},
+       two,
+       "generators.e: --k8s-replicas 2: offset 2 + the last ordinal 1 = 3 is outside "
+       "--worker-id-range 0-2"},
       /* segment and text kinds claim no worker */
       {"generators:\n  o: {kind: segment}\n  t: {kind: uuid7}\n", none, NULL},
   };
@@ -397,8 +398,7 @@ static void test_k8s_workers(void **state) {
   assert_int_equal(load_yaml("generators:\n  default: {}\n", alone, 1, err, sizeof err),
                    IDGEN_CONFIG_SERVE);
   char *past[] = {"--lease", "k8s", "--pod-index", "2", "--k8s-replicas", "2", NULL};
-  assert_int_equal(load_yaml("generators:\n  default: {}\n", past, 1, err, sizeof err),
-                   -1);
+  assert_int_equal(load_yaml("generators:\n  default: {}\n", past, 1, err, sizeof err), -1);
   assert_non_null(strstr(err, "--k8s-replicas 2: pod ordinal 2 is not below it"));
   char *zero[] = {"--lease", "k8s", "--k8s-replicas", "0", NULL};
   assert_int_equal(load_yaml("generators:\n  default: {}\n", zero, 1, err, sizeof err),
