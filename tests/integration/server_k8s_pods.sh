@@ -35,7 +35,10 @@ trap 'for p in "${POD_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 pod_run() {
   local idgen=$1 dir=$2 ord=$3 names=$4 rounds=$5 count=$6 i http name round args
   shift 6
-  ip link set lo up && hostname "idgen-$ord" || { echo "no namespace" >"$dir/rc"; return; }
+  if ! ip link set lo up || ! hostname "idgen-$ord"; then
+    echo "no namespace" >"$dir/rc"
+    return
+  fi
   "$idgen" serve --http 127.0.0.1:0 --resp "" --threads 1 --lease k8s --max-count "$count" \
     --state-dir "$dir/state" "$@" 2>"$dir/log" &
   spid=$!
