@@ -441,7 +441,8 @@ int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *la
     if (rc)
       return rc;
     /* Pods cannot see each other: the bound is what keeps generators at offsets
-     * k8s_replicas apart from meeting on another pod (docs/leases.md, "k8s"). */
+     * k8s_replicas apart from meeting on another pod (docs/leases.md, "k8s and several
+     * generators"). */
     if (c->k8s_replicas > 0 && ord >= c->k8s_replicas)
       return fail(err, errlen,
                   "--k8s-replicas %lld: pod ordinal %lld is not below it (scale the "
