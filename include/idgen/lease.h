@@ -58,6 +58,9 @@ typedef struct idgen_lease_config {
                                     claimed field's values; -1 unset (all of them) */
   char region[IDGEN_LEASE_NAME_MAX]; /* --region, IDGEN_REGION: kept in holder records
                                         for the startup check; default "default" */
+  int64_t k8s_replicas;              /* --k8s-replicas N, IDGEN_K8S_REPLICAS (k8s): ordinals
+                                        are below N (refused otherwise), so a generator at
+                                        offset o takes o .. o + N - 1; 0 unset (no bound) */
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
@@ -86,8 +89,8 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
 /* Reads every option's environment variable (IDGEN_LEASE, IDGEN_STATE_DIR,
  * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD,
  * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
- * IDGEN_REGION). Call before the flags, so that flags win. IDGEN_EINVAL with a reason
- * naming the variable. */
+ * IDGEN_REGION, IDGEN_K8S_REPLICAS). Call before the flags, so that flags win. IDGEN_EINVAL
+ * with a reason naming the variable. */
 IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
 
 /* Which worker IDs a config lets a provider claim under a layout. Without a datacenter
@@ -115,8 +118,9 @@ IDGEN_API uint64_t idgen_lease_space_worker(const idgen_lease_space *space,
 
 /* Checks the config against a layout without touching anything outside the process:
  * TTL >= 2 s, margin below TTL * 2/3, the datacenter and range (idgen_lease_space_of),
- * static worker or k8s ordinal + offset within the claimed field and the range,
- * endpoints present for etcd. */
+ * static worker or k8s ordinal + offset within the claimed field and the range; with
+ * k8s_replicas, the ordinal below it and offset + k8s_replicas - 1 (the last pod's
+ * worker) within the field and the range too; endpoints present for etcd. */
 IDGEN_API int idgen_lease_config_check(const idgen_lease_config *config,
                                        const idgen_layout *layout, char *err,
                                        size_t errlen);

@@ -50,7 +50,7 @@ static void usage(FILE *out) {
           "  file    one host: the smallest worker-N lock file free in the state dir\n"
           "  etcd    a fleet: etcd v3 leases, HWM written only while the lease holds\n"
           "  k8s     StatefulSet ordinal (IDGEN_POD_INDEX or the -N hostname suffix) +\n"
-          "          --worker-id-offset\n"
+          "          --worker-id-offset (an ordinal below --k8s-replicas, if given)\n"
           "Holders are listed for the whole namespace, one table per datacenter when\n"
           "any has one (--datacenter; docs/leases.md, \"Many regions\").\n"
           "  static  --worker-id as given. NO FENCE: two processes with the same ID\n"

@@ -62,6 +62,10 @@ static const idgen_lease_option options[] = {
      "k8s: added to the pod ordinal (ordinals are unique only within one StatefulSet)"},
     {"pod-index", "IDGEN_POD_INDEX", 1, "N",
      "k8s: the pod ordinal (default: the -N suffix of the hostname)"},
+    {"k8s-replicas", "IDGEN_K8S_REPLICAS", 1, "N",
+     "k8s: ordinals are below N (the StatefulSet's replicas at most; a pod past it is "
+     "refused), so a generator at offset o takes worker IDs o to o+N-1: needed by two "
+     "snowflake generators in one namespace"},
     {"etcd", "IDGEN_ETCD", 1, "URLS",
      "etcd: endpoints, comma-separated (http://host:port)"},
     {"namespace", "IDGEN_NAMESPACE", 1, "NAME",
@@ -200,6 +204,7 @@ static const struct {
     {"worker-id-offset", offsetof(idgen_lease_config, worker_id_offset)},
     {"pod-index", offsetof(idgen_lease_config, pod_index)},
     {"datacenter", offsetof(idgen_lease_config, datacenter)},
+    {"k8s-replicas", offsetof(idgen_lease_config, k8s_replicas)},
 };
 
 int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *value,
@@ -220,6 +225,8 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
       continue;
     if (parse_i64(value, 0, INT64_MAX, &v))
       return fail(err, errlen, "--%s: '%s' is not a non-negative integer", name, value);
+    if (v == 0 && !strcmp(name, "k8s-replicas"))
+      return fail(err, errlen, "--k8s-replicas: 0 pods leaves no ordinal (at least 1)");
     memcpy((char *)c + whole_numbers[i].offset, &v, sizeof v);
     return 0;
   }
@@ -433,7 +440,28 @@ int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *la
     rc = idgen__k8s_ordinal(c, &ord, err, errlen);
     if (rc)
       return rc;
-    char what[96];
+    /* Pods cannot see each other: the bound is what keeps generators at offsets
+     * k8s_replicas apart from meeting on another pod (docs/leases.md, "k8s and several
+     * generators"). */
+    if (c->k8s_replicas > 0 && ord >= c->k8s_replicas)
+      return fail(err, errlen,
+                  "--k8s-replicas %lld: pod ordinal %lld is not below it (scale the "
+                  "StatefulSet within it, or raise it and space the offsets as far)",
+                  (long long)c->k8s_replicas, (long long)ord);
+    char what[128];
+    if (c->k8s_replicas > 0) {
+      snprintf(what, sizeof what,
+               "--k8s-replicas %lld: offset %lld + the last ordinal %lld =",
+               (long long)c->k8s_replicas, (long long)c->worker_id_offset,
+               (long long)(c->k8s_replicas - 1));
+      if ((uint64_t)c->k8s_replicas - 1 > UINT64_MAX - (uint64_t)c->worker_id_offset)
+        return fail(err, errlen, "%s too large", what);
+      rc = fixed_in_space(&space, what,
+                          (uint64_t)c->worker_id_offset + (uint64_t)c->k8s_replicas - 1,
+                          err, errlen);
+      if (rc)
+        return rc;
+    }
     snprintf(what, sizeof what,
              "--worker-id-offset: ordinal %lld + offset %lld =", (long long)ord,
              (long long)c->worker_id_offset);

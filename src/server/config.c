@@ -798,9 +798,56 @@ static int check_gen(const idgen__gen_spec *s, char *err, size_t errlen) {
   return 0;
 }
 
+/* The worker IDs a k8s generator takes over every pod, as its IDs carry them (its
+ * datacenter's under one): offset to offset + k8s_replicas - 1. */
+static void k8s_workers(const idgen__gen_spec *s, uint64_t *lo, uint64_t *hi) {
+  idgen__snowflake_choices choices;
+  idgen_lease_space space;
+  char why[IDGEN_CFG_PATH + 200];
+  /* Both passed check_snowflake already. */
+  idgen__gen_spec_parse(s, &choices, why, sizeof why);
+  idgen_lease_space_of(&s->lease, &choices.layout, &space, NULL, 0);
+  uint64_t offset = (uint64_t)s->lease.worker_id_offset;
+  *lo = idgen_lease_space_worker(&space, offset);
+  *hi = idgen_lease_space_worker(&space, offset + (uint64_t)s->lease.k8s_replicas - 1);
+}
+
+/* Two k8s generators of one namespace must not meet on any two pods, and a pod sees
+ * only its own generators: so the pods are bounded (--k8s-replicas N) and each
+ * generator's N worker IDs kept apart from the other's, here, before any pod starts. */
+static int check_k8s_pair(const idgen__gen_spec *a, const idgen__gen_spec *b, char *err,
+                          size_t errlen) {
+  int64_t n = a->lease.k8s_replicas;
+  if (n == 0) {
+    snprintf(
+        err, errlen,
+        "generators '%s' and '%s' share namespace '%s' under the k8s provider with no "
+        "bound on the pods, so one pod's '%s' can take another pod's '%s' worker ID: "
+        "set --k8s-replicas N (IDGEN_K8S_REPLICAS, the StatefulSet's replicas at most) "
+        "and worker_id_offset values N apart, or give one a namespace of its own",
+        a->name, b->name, a->lease.ns, b->name, a->name);
+    return -1;
+  }
+  uint64_t alo, ahi, blo, bhi;
+  k8s_workers(a, &alo, &ahi);
+  k8s_workers(b, &blo, &bhi);
+  if (alo <= bhi && blo <= ahi) {
+    snprintf(err, errlen,
+             "generators '%s' and '%s' would share worker IDs across pods under the k8s "
+             "provider: '%s' takes %llu-%llu and '%s' %llu-%llu (worker_id_offset + "
+             "ordinals 0-%lld of --k8s-replicas %lld): give them worker_id_offset values "
+             "at least %lld apart",
+             a->name, b->name, a->name, (unsigned long long)alo, (unsigned long long)ahi,
+             b->name, (unsigned long long)blo, (unsigned long long)bhi, (long long)(n - 1),
+             (long long)n, (long long)n);
+    return -1;
+  }
+  return 0;
+}
+
 /* With the static and k8s providers each generator claims a fixed worker ID; two that
  * claim one would meet on its lock file in the state directory, whatever their
- * namespaces. */
+ * namespaces. Under k8s two of one namespace must not meet across pods either. */
 static int check_fixed_workers(const idgen__serve_config *cfg, char *err, size_t errlen) {
   if (cfg->lease.kind != IDGEN_LEASE_STATIC && cfg->lease.kind != IDGEN_LEASE_K8S)
     return 0;
@@ -808,8 +855,14 @@ static int check_fixed_workers(const idgen__serve_config *cfg, char *err, size_t
   for (size_t i = 0; i < cfg->ngens; i++)
     for (size_t j = i + 1; j < cfg->ngens; j++) {
       const idgen_lease_config *a = &cfg->gens[i].lease, *b = &cfg->gens[j].lease;
-      if (cfg->gens[i].kind != KIND_SNOWFLAKE || cfg->gens[j].kind != KIND_SNOWFLAKE ||
-          a->datacenter != b->datacenter ||
+      if (cfg->gens[i].kind != KIND_SNOWFLAKE || cfg->gens[j].kind != KIND_SNOWFLAKE)
+        continue;
+      if (k8s && !strcmp(a->ns, b->ns)) {
+        if (check_k8s_pair(&cfg->gens[i], &cfg->gens[j], err, errlen) < 0)
+          return -1;
+        continue;
+      }
+      if (a->datacenter != b->datacenter ||
           (k8s ? a->worker_id_offset != b->worker_id_offset : a->worker_id != b->worker_id))
         continue;
       snprintf(err, errlen,
@@ -909,6 +962,11 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
   fprintf(out, "worker-id-offset = %lld  # %s\n", (long long)l->worker_id_offset,
           SRC("worker-id-offset"));
   fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index, SRC("pod-index"));
+  if (l->k8s_replicas > 0)
+    fprintf(out, "k8s-replicas = %lld  # %s\n", (long long)l->k8s_replicas,
+            SRC("k8s-replicas"));
+  else
+    fprintf(out, "k8s-replicas = unset  # %s\n", SRC("k8s-replicas"));
   fprintf(out, "etcd = \"");
   for (int i = 0; i < l->nendpoints; i++)
     fprintf(out, "%s%s", i ? "," : "", l->endpoints[i]);

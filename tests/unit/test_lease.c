@@ -373,6 +373,33 @@ static void test_space(void **state) {
   assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
                    IDGEN_EINVAL);
   assert_non_null(strstr(err, "22 is outside --worker-id-range 8-15"));
+  /* --k8s-replicas: the ordinal below it, and the last pod's offset + N - 1 in the low
+   * field and the range, whichever pod checks (issue 23) */
+  c.worker_id_offset = 8;
+  assert_int_equal(idgen_lease_config_set(&c, "k8s-replicas", "8", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err), 0);
+  c.pod_index = 8;
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--k8s-replicas 8: pod ordinal 8 is not below it"));
+  c.pod_index = 0;
+  c.worker_id_offset = 9; /* this pod's 9 is in 8-15, the last pod's 16 is not */
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err,
+                         "offset 9 + the last ordinal 7 = 16 is outside --worker-id-range "
+                         "8-15"));
+  c.range_lo = c.range_hi = -1;
+  c.worker_id_offset = 25; /* datacenter 1: the low field holds 0-31 */
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "= 32 is out of range: the worker field holds 0-31"));
+  assert_int_equal(idgen_lease_config_set(&c, "k8s-replicas", "0", err, sizeof err),
+                   IDGEN_EINVAL);
+  c.k8s_replicas = 0; /* no bound: the default generator alone, worker = ordinal + offset */
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err), 0);
+  c.range_lo = 8;
+  c.range_hi = 15;
   c.kind = IDGEN_LEASE_STATIC;
   c.worker_id = 16;
   assert_int_equal(idgen_lease_config_check(&c, layout_of("twitter"), err, sizeof err),
@@ -391,9 +418,12 @@ static void test_space(void **state) {
   setenv("IDGEN_DATACENTER", "2", 1);
   setenv("IDGEN_WORKER_ID_RANGE", "0-3", 1);
   setenv("IDGEN_REGION", "west", 1);
+  setenv("IDGEN_K8S_REPLICAS", "4", 1);
   assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
   assert_true(c.datacenter == 2 && c.range_lo == 0 && c.range_hi == 3);
   assert_string_equal(c.region, "west");
+  assert_int_equal(c.k8s_replicas, 4);
+  unsetenv("IDGEN_K8S_REPLICAS");
   unsetenv("IDGEN_DATACENTER");
   unsetenv("IDGEN_WORKER_ID_RANGE");
   unsetenv("IDGEN_REGION");

@@ -327,13 +327,92 @@ static void test_fixed_workers(void **state) {
   assert_non_null(strstr(err, "generators.e: --lease static needs --worker-id"));
 }
 
+/* k8s: two snowflake generators of one namespace must not meet on any pod. Pods cannot
+ * see each other, so the check needs the bound on the pods (--k8s-replicas) and refuses
+ * offsets closer than it (issue 23: offset 1 for 'events' was pod 1's default). */
+static void test_k8s_workers(void **state) {
+  (void)state;
+  char err[1024];
+  char *none[] = {"--lease", "k8s", "--pod-index", "0", NULL};
+  char *two[] = {"--lease", "k8s", "--pod-index", "1", "--k8s-replicas", "2", NULL};
+  struct {
+    const char *yaml;
+    char **flags;
+    const char *want; /* NULL: accepted */
+  } cases[] = {
+      /* the review's configuration: pod 0's events (0+1) is pod 1's default (1+0) */
+      {"generators:\n  events: {kind: snowflake, worker_id_offset: 1}\n", none,
+       "generators 'default' and 'events' share namespace 'default' under the k8s "
+       "provider with no bound on the pods"},
+      {"generators:\n  events: {kind: snowflake, worker_id_offset: 1}\n", two,
+       "'default' takes 0-1 and 'events' 1-2 (worker_id_offset + ordinals 0-1 of "
+       "--k8s-replicas 2): give them worker_id_offset values at least 2 apart"},
+      {"generators:\n  events: {kind: snowflake, worker_id_offset: 2}\n", two, NULL},
+      {"generators:\n  a: {kind: snowflake, worker_id_offset: 2}\n"
+       "  b: {kind: snowflake, worker_id_offset: 3}\n",
+       two, "generators 'a' and 'b' would share worker IDs across pods"},
+      {"generators:\n  a: {kind: snowflake, worker_id_offset: 4}\n"
+       "  b: {kind: snowflake, worker_id_offset: 2}\n",
+       two, NULL},
+      /* below the default: b's 0-1 are the default's */
+      {"generators:\n  b: {kind: snowflake, worker_id_offset: 4}\n"
+       "  c: {kind: snowflake, worker_id_offset: 3}\n",
+       two, "'b' takes 4-5 and 'c' 3-4"},
+      /* a namespace of its own: no cross-pod rule, only the lock file's */
+      {"generators:\n  e: {kind: snowflake, worker_id_offset: 1, namespace: other}\n", none,
+       NULL},
+      {"generators:\n  e: {kind: snowflake, namespace: other}\n", none,
+       "generators 'default' and 'e' would both claim worker ID 0 past the pod ordinal"},
+      /* one namespace, two datacenters: the workers as the IDs carry them */
+      {"generators:\n  default: {layout: twitter, datacenter: 1}\n"
+       "  e: {kind: snowflake, layout: twitter, datacenter: 2}\n",
+       two, NULL},
+      {"generators:\n  default: {layout: twitter, datacenter: 1}\n"
+       "  e: {kind: snowflake, layout: twitter, worker_id_offset: 33}\n",
+       two, "'default' takes 32-33 and 'e' 33-34"},
+      /* the last pod's worker must fit the field and the range */
+      {"generators:\n  e: {kind: snowflake, worker_id_offset: 1023}\n", two,
+       "generators.e: --k8s-replicas 2: offset 1023 + the last ordinal 1 = 1024 is out of "
+       "range: the worker field holds 0-1023"},
+      {"generators:\n  e: {kind: snowflake, worker_id_offset: 2, worker_id_range: 0-2}\n",
+       two,
+       "generators.e: --k8s-replicas 2: offset 2 + the last ordinal 1 = 3 is outside "
+       "--worker-id-range 0-2"},
+      /* segment and text kinds claim no worker */
+      {"generators:\n  o: {kind: segment}\n  t: {kind: uuid7}\n", none, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int st = load_yaml(cases[i].yaml, cases[i].flags, 1, err, sizeof err);
+    if (!cases[i].want) {
+      if (st != IDGEN_CONFIG_SERVE)
+        fail_msg("case %zu: refused: %s", i, err);
+      continue;
+    }
+    if (st != -1 || !strstr(err, cases[i].want))
+      fail_msg("case %zu: want '%s', got %d '%s'", i, cases[i].want, st, err);
+    assert_null(strchr(err, '\n'));
+  }
+  /* The default alone keeps worker = ordinal + offset, bound or not; a pod at or past
+   * the bound is refused. */
+  char *alone[] = {"--lease", "k8s", "--pod-index", "5", "--worker-id-offset", "7", NULL};
+  assert_int_equal(load_yaml("generators:\n  default: {}\n", alone, 1, err, sizeof err),
+                   IDGEN_CONFIG_SERVE);
+  char *past[] = {"--lease", "k8s", "--pod-index", "2", "--k8s-replicas", "2", NULL};
+  assert_int_equal(load_yaml("generators:\n  default: {}\n", past, 1, err, sizeof err), -1);
+  assert_non_null(strstr(err, "--k8s-replicas 2: pod ordinal 2 is not below it"));
+  char *zero[] = {"--lease", "k8s", "--k8s-replicas", "0", NULL};
+  assert_int_equal(load_yaml("generators:\n  default: {}\n", zero, 1, err, sizeof err),
+                   IDGEN_CONFIG_USAGE);
+  assert_non_null(strstr(err, "--k8s-replicas: 0 pods"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_defaults),          cmocka_unit_test(test_usage_and_help),
       cmocka_unit_test(test_token_length),      cmocka_unit_test(test_listeners_checked),
       cmocka_unit_test(test_loopback),          cmocka_unit_test(test_config_file),
       cmocka_unit_test(test_config_precedence), cmocka_unit_test(test_config_file_errors),
-      cmocka_unit_test(test_fixed_workers),
+      cmocka_unit_test(test_fixed_workers),     cmocka_unit_test(test_k8s_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
