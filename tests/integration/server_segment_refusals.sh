@@ -14,8 +14,9 @@
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
 parts partial vanish reset -- "${@:2}"
-command -v psql >/dev/null && command -v etcdctl >/dev/null && command -v redis-cli >/dev/null ||
-  "$SOURCE_DIR/scripts/deps.sh" test
+for tool in psql etcdctl redis-cli; do
+  command -v "$tool" >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
+done
 chmod 755 "$WORK" # PostgreSQL runs as its own user
 backends_cleanup() {
   [[ ! -f $WORK/pg/pid ]] || "$SOURCE_DIR/scripts/pg-cluster.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
@@ -29,7 +30,7 @@ PG_DSN="host=127.0.0.1 port=$PG_PORT dbname=postgres user=postgres"
 ETCD_DSN=$("$SOURCE_DIR/scripts/etcd-cluster.sh" start "$WORK/etcd" 1)
 say "PostgreSQL on port $PG_PORT, etcd at $ETCD_DSN"
 
-# use_backend postgres|etcd: sets B, DSN; backend_stop, backend_start, remove NAME.
+# use_backend postgres|etcd: sets B and DSN, for backend_stop, backend_start, remove.
 use_backend() {
   B=$1
   case $B in
@@ -145,7 +146,7 @@ scenario_partial() {
   done
   # Back: the burnt numbers never come back; the next ones lie above all of them.
   backend_start
-  local last_http last_resp got
+  local last_http last_resp
   last_http=$(sort -n "$WORK/$B-http.seen" | tail -1)
   last_resp=$(sort -n "$WORK/$B-resp.seen" | tail -1)
   for _ in $(seq 1 100); do
