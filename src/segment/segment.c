@@ -54,6 +54,7 @@ struct idgen__segment {
   int fetching;      /* a fetch is in flight (mu is released during it) */
   int want;          /* a caller waits for a block */
   int failing;       /* the last fetch failed */
+  int went_back;     /* a block at or below the floor came: no fetch any more */
   uint64_t attempts; /* fetches tried */
   int stop;
   int64_t retry_at_ns;   /* clock time of the next try after a failure */
@@ -134,7 +135,7 @@ static slot *current(idgen__segment *seg, uint64_t *offset) {
 
 /* 0 if a fetch is due now, the ns until the retry pause ends, or -1 if none is due. */
 static int64_t due_in(idgen__segment *seg) {
-  if (seg->next_ready || seg->fetching || seg->stop)
+  if (seg->next_ready || seg->fetching || seg->stop || seg->went_back)
     return -1;
   uint64_t off;
   slot *s = current(seg, &off);
@@ -163,8 +164,10 @@ static uint64_t adapted_step(const idgen__segment *seg, int64_t now) {
 }
 
 /* A block must lie above every number leased before: a backend whose counter went
- * back (a restored backup, a reset row) would hand out numbers again. */
-static int check_block(idgen__segment *seg, const idgen__segment_block *b, uint64_t floor) {
+ * back (a restored backup, a reset row) would hand out numbers again. *back is set when
+ * it did: the refusal is then for good (see fetch_locked). */
+static int check_block(idgen__segment *seg, const idgen__segment_block *b, uint64_t floor,
+                       int *back) {
   idgen__segment_backend *be = seg->cfg.backend;
   if (b->max == 0 || b->count == 0 || b->stride == 0 || b->count > IDGEN_SEGMENT_STEP_MAX ||
       b->max > IDGEN_SEGMENT_NUMBER_MAX || (b->count - 1) > (b->max - 1) / b->stride)
@@ -173,13 +176,15 @@ static int check_block(idgen__segment *seg, const idgen__segment_block *b, uint6
                               be->vtable->name, (unsigned long long)b->max,
                               (unsigned long long)b->count, (unsigned long long)b->stride);
   uint64_t first = b->max - (b->count - 1) * b->stride;
-  if (first <= floor)
+  if (first <= floor) {
+    *back = 1;
     return idgen__segment_why(
         be, IDGEN_EPROTO,
         "%s: block %llu-%llu of '%s' is not above the last number leased (%llu): was "
-        "the counter reset? refusing it",
+        "the counter reset? refusing it until restarted",
         be->vtable->name, (unsigned long long)first, (unsigned long long)b->max,
         seg->cfg.name, (unsigned long long)floor);
+  }
   return 0;
 }
 
@@ -210,14 +215,19 @@ static int fetch_locked(idgen__segment *seg) {
   idgen__segment_backend *be = seg->cfg.backend;
   idgen__segment_block b;
   int64_t t0 = idgen_monotonic_ns();
-  int rc = be->vtable->fetch(be, seg->cfg.name, step, floor, &b);
+  int rc = be->vtable->fetch(be, seg->cfg.name, step, floor, &b), back = 0;
   observe(seg, idgen_monotonic_ns() - t0);
   if (!rc)
-    rc = check_block(seg, &b, floor);
+    rc = check_block(seg, &b, floor, &back);
 
   pthread_mutex_lock(&seg->mu);
   seg->fetching = 0;
   seg->last_rc = rc;
+  /* A counter that went back lost its history: the numbers other processes handed out
+   * above this one's floor are unknown, and retrying would climb into them (each try
+   * takes a block). Refused until restarted (docs/segment.md). */
+  if (back)
+    seg->went_back = 1;
   if (rc) {
     seg->failing = 1;
     seg->retry_at_ns = now_ns(seg) + seg->cfg.retry_ns;

@@ -86,6 +86,10 @@ check_match "RESP ID opaque-base62 decodes" '^[0-9]+$' \
 rc IDS 50 opaque-decimal >"$WORK/resp"
 check "RESP IDS 50 opaque-decimal" 50 "$(sort -u "$WORK/resp" | grep -c '^[0-9]\+$')"
 check "RESP IDS decode" 50 "$("$IDGEN" opaque decode --key-file "$WORK/key" $(cat "$WORK/resp") | wc -l)"
+# opaque, not plain IDs written in decimal: the IDs behind them increase, they do not
+"$IDGEN" opaque decode --key-file "$WORK/key" $(cat "$WORK/resp") >"$WORK/resp-ids"
+check "RESP IDS: the IDs behind a batch increase" 0 "$(sort -n -c "$WORK/resp-ids" >/dev/null 2>&1; echo $?)"
+check "RESP IDS: the opaque IDs do not" 1 "$(sort -n -c "$WORK/resp" >/dev/null 2>&1; echo $?)"
 check_match "RESP unknown form" '^ERR unknown format' "$(rc IDS 2 opaque-friendly)"
 stop_server || true
 

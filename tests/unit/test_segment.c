@@ -220,6 +220,34 @@ static void test_counter_going_back_is_refused(void **state) {
   idgen__segment_free(seg);
 }
 
+/* ...and for good: every retry takes a block, so the counter climbs back past this
+ * generator's floor into numbers that other processes handed out above it. */
+static void test_counter_going_back_stays_refused(void **state) {
+  (void)state;
+  fixture f;
+  make(&f, 10, 10);
+  idgen__segment *seg = f.seg;
+  mem_backend *m = &f.m;
+  uint64_t v;
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(idgen__segment_next(seg, &v), 0);
+  m->max = 5;
+  assert_int_equal(idgen__segment_next(seg, &v), IDGEN_EBACKEND);
+  int calls = m->calls;
+  m->max = 1000; /* climbed past the floor by other processes' tries */
+  idgen_clock_fake_advance(&f.clock, 60 * INT64_C(1000000000));
+  assert_int_equal(idgen__segment_run_fetcher(seg), 0); /* nothing due, ever */
+  assert_int_equal(idgen__segment_next(seg, &v), IDGEN_EBACKEND);
+  assert_int_equal(m->calls, calls);
+  idgen__segment_stats s;
+  idgen__segment_stats_get(seg, &s);
+  assert_int_equal(s.ready, 0);
+  char why[256];
+  idgen__segment_last_error(seg, why, sizeof why);
+  assert_non_null(strstr(why, "was the counter reset?"));
+  idgen__segment_free(seg);
+}
+
 /* Blocks with a stride (Flickr's servers counting apart): floors are passed down, and
  * the numbers rise by the stride. */
 static void test_stride_and_floor(void **state) {
@@ -474,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_step_adapts),
       cmocka_unit_test(test_backend_down_and_back),
       cmocka_unit_test(test_counter_going_back_is_refused),
+      cmocka_unit_test(test_counter_going_back_stays_refused),
       cmocka_unit_test(test_stride_and_floor),
       cmocka_unit_test(test_batch_partial_on_refusal),
       cmocka_unit_test(test_config_errors),
