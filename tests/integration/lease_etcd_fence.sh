@@ -232,14 +232,14 @@ if part release; then
   put /idgen/r/hwm/0 "{\"hwm_ms\":\"$far\"}"
   for i in 1 2; do
     st=0
-    "$HOLDER" "${E[@]}" --namespace r --hwm-wait-max 1000 >"$T/r$i.out" 2>"$T/r$i.err" || st=$?
+    "$HOLDER" "${E[@]}" --namespace r --hwm-wait-max 10000 >"$T/r$i.out" 2>"$T/r$i.err" || st=$?
     [[ $st -eq 1 ]] && grep -q "HWM is [0-9]* ms ahead of this clock" "$T/r$i.err" ||
       fail "holder $i beside a HWM a minute ahead: exit $st, $(tail -1 "$T/r$i.err")"
     [[ $(hwm_of r 0) == "$far" ]] ||
       fail "holder $i gave worker 0 back and left its HWM at '$(hwm_of r 0)', not $far"
   done
   [[ ! -s $T/r1.out && ! -s $T/r2.out ]] || fail "IDs issued beside a HWM a minute ahead"
-  ok "a HWM a minute ahead refused twice (--hwm-wait-max 1000); each gave worker 0 back with the HWM kept at $far"
+  ok "a HWM a minute ahead refused twice (--hwm-wait-max 10000); each gave worker 0 back with the HWM kept at $far"
 fi
 
 # 7. A worker with no HWM key (its first use here, or its history deleted) is never read
@@ -295,10 +295,11 @@ fi
 #    revoked: its next keepalive (every TTL/3 = 1 s) finds the lease gone, it says so and
 #    issues nothing after. Counted as renewed, the keepalive would move its deadline on,
 #    and it would issue until its next HWM write, up to 20 s on. (A HWM key in the past
-#    spares the 45 s wait a new key would cost with --hwm-ahead 25000.)
+#    spares the 45 s wait a new key would cost with --hwm-ahead 25000; --hwm-wait-max
+#    60000 admits that configuration.)
 if part revoked; then
   put /idgen/k/hwm/0 '{"hwm_ms":"1"}'
-  K=(--hwm-interval 20000 --hwm-ahead 25000)
+  K=(--hwm-interval 20000 --hwm-ahead 25000 --hwm-wait-max 60000)
   "$HOLDER" "${E[@]}" --namespace k "${K[@]}" >"$T/k.out" 2>"$T/k.err" & a=$!
   pids+=("$a")
   wait_held "$T/k.err"
