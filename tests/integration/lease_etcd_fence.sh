@@ -220,7 +220,6 @@ for v in $held; do
   [[ " $history" == *" $v "* ]] || fail "the holder holds HWM $v written, and etcd never had it (history: $history)"
 done
 ok "a late write of the holder's own set HWM 1 (revision $injected): the holder wrote $restored again, $after IDs after; its $(wc -w <<<"$held") HWMs all in etcd's history; one an hour ahead kept by the retry; final HWM $final after another"
-
 fi # part fence
 
 # 6. A release that keeps the HWM as it is (release(0)): a holder that wins worker 0 and
