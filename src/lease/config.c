@@ -418,6 +418,13 @@ int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *la
                 "--hwm-ahead: %lld ms is shorter than the HWM interval (%lld ms): the "
                 "generator would stall at the cap",
                 (long long)c->ahead_ms, (long long)c->hwm_interval_ms);
+  /* A worker ID with no HWM yet (a new worker file or etcd key) waits that long. */
+  int64_t wait_max = c->hwm_wait_max_ms > 0 ? c->hwm_wait_max_ms : 30000;
+  if (c->ahead_ms + c->hwm_interval_ms > wait_max)
+    return fail(err, errlen,
+                "--hwm-ahead + --hwm-interval: %lld ms is beyond --hwm-wait-max (%lld ms): "
+                "a worker ID with no HWM yet would be refused",
+                (long long)(c->ahead_ms + c->hwm_interval_ms), (long long)wait_max);
   if (c->request_timeout_ms < 100)
     return fail(err, errlen, "--etcd-timeout: below 100 ms");
   idgen_lease_space space;

@@ -1,6 +1,7 @@
 /* etcd.c: the etcd provider: worker IDs as keys under a lease, the HWM as a persistent
- * key written only while our worker key still carries our lease; keys of a datacenter
- * under /idgen/<ns>/dc/<D>/ (HTTP in etcd_http.c). */
+ * key written only while our worker key still carries our lease; a worker with no HWM
+ * key makes its new holder wait (see fresh_hwm); keys of a datacenter under
+ * /idgen/<ns>/dc/<D>/ (HTTP in etcd_http.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ typedef struct etcd_lease {
   idgen_lease_space space;
   int64_t ttl_s;
   int64_t max_skew_ms;
+  int64_t fresh_wait_ms; /* ahead + one HWM interval: see fresh_hwm */
   int started; /* the start checks (clock skew, region) passed */
   char host[IDGEN_LEASE_NAME_MAX];
   char region[IDGEN_LEASE_NAME_MAX];
@@ -273,6 +275,22 @@ static int none_free(etcd_lease *e, const passed *p, const char *corrupt) {
                     (unsigned long long)idgen__space_size(&e->space), space, other);
 }
 
+/* The floor of a worker claimed with no HWM key: its first use in this namespace, or its
+ * history lost (the key or the namespace's prefix deleted). etcd cannot tell the two
+ * apart (a deleted key leaves only a tombstone, gone at the next compaction), so both
+ * wait. The last holder, if any, no longer has its worker key (the claim compared it
+ * absent), so each of its successful HWM writes came before our claim; its cap was at
+ * most `ahead` past the last one. Waiting past now + ahead, plus one HWM interval of
+ * margin, on this host's clock, is past that cap while its clock was not ahead of ours
+ * by more than the interval (docs/leases.md, step 11). The wait is written as the key's
+ * first record before the claim counts, so that a holder dying in it, or its reply lost,
+ * leaves it for the next one, whose clock may be behind ours. */
+static int64_t fresh_hwm(const etcd_lease *e) {
+  return idgen_wall_ns() / NS_PER_MS + e->fresh_wait_ms;
+}
+
+static int fenced_put(etcd_lease *e, int64_t hwm_ms, int64_t *written);
+
 /* Parses the record of a HWM key read (found) into *rec; 0 when none. */
 static int hwm_record(const idgen__etcd_kv *kv, int found, idgen__record *rec) {
   memset(rec, 0, sizeof *rec);
@@ -393,6 +411,11 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     e->held = 1;
     e->worker = w;
     e->hwm_revision = hrev;
+    if (!found && (rc = fenced_put(e, fresh_hwm(e), &rec.hwm_ms))) { /* never HWM 0 */
+      e->held = 0;
+      rc = rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
+      goto fail;
+    }
     out->worker = idgen_lease_space_worker(&e->space, w);
     out->hwm_ms = rec.hwm_ms > orec.hwm_ms ? rec.hwm_ms : orec.hwm_ms;
     out->ttl_ms = ttl * 1000;
@@ -447,8 +470,9 @@ static int etcd_keepalive(idgen_lease *l) {
  * operator's. Take its revision and write again, once, the higher of our HWM and the
  * one it left: ours is at or above every cap the generator was given (the keeper never
  * writes below its last HWM written, and the final HWM below the last one only once
- * nothing can issue), and the retry never lowers the HWM either. */
-static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
+ * nothing can issue), and the retry never lowers the HWM either. *written, if not NULL,
+ * gets the HWM written. */
+static int fenced_put(etcd_lease *e, int64_t hwm_ms, int64_t *written) {
   idgen__record rec;
   idgen__record_self(&rec, e->host, e->start_ms, e->space.datacenter, e->region);
   rec.hwm_ms = hwm_ms;
@@ -476,8 +500,11 @@ static int fenced_put(etcd_lease *e, int64_t hwm_ms) {
       return idgen__why(&e->base, IDGEN_ELEASE,
                         "etcd: %s no longer carries our lease: HWM not written", wkey);
     e->hwm_revision = revision;
-    if (outcome == IDGEN__HWM_WRITTEN)
+    if (outcome == IDGEN__HWM_WRITTEN) {
+      if (written)
+        *written = rec.hwm_ms;
       return 0;
+    }
     if (attempt > 0) /* moved again: someone else writes it; the next write tries again */
       return idgen__why(&e->base, IDGEN_EUNAVAIL,
                         "etcd: %s changed twice under our lease: HWM not written", hkey);
@@ -495,7 +522,7 @@ static int etcd_write_hwm(idgen_lease *l, int64_t hwm_ms) {
     return rc;
   if (!e->held)
     return idgen__why(l, IDGEN_ELEASE, "no worker ID held");
-  return fenced_put(e, hwm_ms);
+  return fenced_put(e, hwm_ms, NULL);
 }
 
 static int etcd_release(idgen_lease *l, int64_t final_hwm_ms) {
@@ -504,7 +531,7 @@ static int etcd_release(idgen_lease *l, int64_t final_hwm_ms) {
   if (rc)
     return rc;
   if (e->held && final_hwm_ms > 0)
-    rc = fenced_put(e, final_hwm_ms);
+    rc = fenced_put(e, final_hwm_ms, NULL);
   if (e->lease_id) {
     int r2 = post_free(e, "/v3/lease/revoke", idgen__etcd_id_body(e->lease_id));
     if (!r2)
@@ -663,6 +690,7 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   snprintf(e->region, sizeof e->region, "%s", c->region);
   e->ttl_s = c->ttl_ms / 1000;
   e->max_skew_ms = c->max_skew_ms;
+  e->fresh_wait_ms = c->ahead_ms + c->hwm_interval_ms;
   snprintf(e->host, sizeof e->host, "%s", c->hostname);
   e->start_ms = idgen_wall_ns() / NS_PER_MS;
   /* Is anyone there? A status call on each endpoint until one answers. */

@@ -6,12 +6,18 @@
 # HWM key's revision the holder last saw). Part 3 takes the worker key over while the
 # holder's lease lives: the holder must refuse and stop issuing on it. Parts 4 and 5
 # apply a HWM write late, after a later one: refused; and under a live holder's lease:
-# the holder writes its HWM again and goes on.
-# Usage: lease_etcd_fence.sh /path/to/idgen
+# the holder writes its HWM again and goes on. Part 6: a release that keeps the HWM
+# leaves it as it is. Part 7: a worker with no HWM key (new, or its key or the whole
+# prefix deleted) makes its new holder wait, as a new worker file does. Part 8: a
+# keepalive answered without a TTL (a revoked lease) stops the holder at once.
+# Usage: lease_etcd_fence.sh /path/to/idgen [PART...]   (tests/integration/parts.bash:
+# fence is parts 1-5; release, fresh and revoked are parts 6, 7 and 8)
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: lease_etcd_fence.sh /path/to/idgen}
 SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+source "$(dirname "$0")/parts.bash"
+parts fence release fresh revoked -- "${@:2}"
 BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
 HOLDER=$BUILD/lease_holder TXN_BODY=$BUILD/etcd_txn_body
 for t in "$HOLDER" "$TXN_BODY"; do [[ -x $t ]] || { echo "$t not built" >&2; exit 1; }; done
@@ -65,6 +71,8 @@ hwm_history() { # key: every hwm_ms the key has held, oldest first (a watch from
     done
 }
 
+# Part fence, 1-5 (left unindented in its if, to keep its lines' history).
+if part fence; then
 # 1. The compares, with the bodies idgen sends: a claim of a worker key that exists fails,
 #    of a free one succeeds; a HWM write fenced by a lease the worker key does not carry
 #    fails and writes nothing, by the lease it carries succeeds.
@@ -118,7 +126,10 @@ for _ in $(seq 50); do
 done
 [[ $refused -eq 1 ]] || fail "the holder did not log the fence refusal within 5 s"
 t_seen=$(now_ms)
-sleep 1
+for _ in $(seq 100); do # worker 1 is new: its holder waits past now + ahead + interval
+  [[ $(awk '$2 == 1' "$T/t.out" | wc -l) -gt 0 ]] && break
+  sleep 0.1
+done
 kill -TERM "$a"; wait "$a" || fail "graceful stop failed"
 pids=()
 amax=$(awk '$2 == 0 {print $1}' "$T/t.out" | sort -n | tail -1)
@@ -209,4 +220,108 @@ for v in $held; do
   [[ " $history" == *" $v "* ]] || fail "the holder holds HWM $v written, and etcd never had it (history: $history)"
 done
 ok "a late write of the holder's own set HWM 1 (revision $injected): the holder wrote $restored again, $after IDs after; its $(wc -w <<<"$held") HWMs all in etcd's history; one an hour ahead kept by the retry; final HWM $final after another"
+fi # part fence
+
+# 6. A release that keeps the HWM as it is (release(0)): a holder that wins worker 0 and
+#    finds its HWM a minute ahead, beyond --hwm-wait-max, gives the ID back without a
+#    write. The HWM stays, and the next such holder is refused the same way (HWM 0 left
+#    behind would let it issue at once, a minute below the HWM).
+if part release; then
+  far=$(($(now_ms) + 60000))
+  put /idgen/r/hwm/0 "{\"hwm_ms\":\"$far\"}"
+  for i in 1 2; do
+    st=0
+    "$HOLDER" "${E[@]}" --namespace r --hwm-wait-max 10000 >"$T/r$i.out" 2>"$T/r$i.err" || st=$?
+    [[ $st -eq 1 ]] && grep -q "HWM is [0-9]* ms ahead of this clock" "$T/r$i.err" ||
+      fail "holder $i beside a HWM a minute ahead: exit $st, $(tail -1 "$T/r$i.err")"
+    [[ $(hwm_of r 0) == "$far" ]] ||
+      fail "holder $i gave worker 0 back and left its HWM at '$(hwm_of r 0)', not $far"
+  done
+  [[ ! -s $T/r1.out && ! -s $T/r2.out ]] || fail "IDs issued beside a HWM a minute ahead"
+  ok "a HWM a minute ahead refused twice (--hwm-wait-max 10000); each gave worker 0 back with the HWM kept at $far"
+fi
+
+# 7. A worker with no HWM key (its first use here, or its history deleted) is never read
+#    as HWM 0: its new holder waits past now + ahead + one HWM interval (4 s here). The
+#    first holder in a new namespace waits so; a HWM key deleted under it is put back at
+#    its next write. It stops, the namespace's whole prefix is deleted, and a holder whose
+#    clock is 3 s behind (libfaketime) waits past the last holder's IDs instead of
+#    issuing their timestamps again.
+if part fresh; then
+  FT=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+  [[ -f $FT ]] || fail "libfaketime not installed at $FT (scripts/deps.sh test installs faketime)"
+  t0=$(now_ms)
+  "$HOLDER" "${E[@]}" --namespace w --every-ms 1 >"$T/w1.out" 2>"$T/w1.err" & a=$!
+  pids+=("$a")
+  wait_held "$T/w1.err"
+  fresh=$(floor_of "$T/w1.err")
+  [[ $(worker_of "$T/w1.err") == 0 && $fresh -ge $((t0 + 4000)) ]] &&
+    grep -q '^# state waiting-hwm' "$T/w1.err" ||
+    fail "first holder of worker 0 in a new namespace: floor $fresh, started at $t0 (+ 4000 expected)"
+  etcd_post /v3/kv/deleterange "{\"key\":\"$(b64 /idgen/w/hwm/0)\"}" | grep -q '"deleted":"1"' ||
+    fail "delete /idgen/w/hwm/0"
+  back=""
+  for _ in $(seq 50); do
+    back=$(hwm_of w 0)
+    [[ -n $back ]] && break
+    sleep 0.1
+  done
+  [[ -n $back ]] || fail "a HWM key deleted under its live holder was not written again within 5 s"
+  sleep 2.5 # 3 s of IDs in all, for the holder behind to meet
+  kill -TERM "$a"; wait "$a" || fail "graceful stop failed"
+  pids=()
+  grep -q '^# error .*no longer carries our lease' "$T/w1.err" && fail "a deleted HWM key taken for a lost lease"
+  etcd_post /v3/kv/deleterange "{\"key\":\"$(b64 /idgen/w/)\",\"range_end\":\"$(b64 /idgen/w0)\"}" |
+    grep -q '"deleted"' || fail "delete the prefix /idgen/w/"
+  [[ -z $(hwm_of w 0) ]] || fail "/idgen/w/hwm/0 still there after the prefix was deleted"
+  echo "-3" >"$T/faketime"
+  LD_PRELOAD=$FT FAKETIME_TIMESTAMP_FILE=$T/faketime FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    FAKETIME_CACHE_DURATION=1 \
+    "$HOLDER" "${E[@]}" --namespace w --every-ms 1 --duration-ms 1000 >"$T/w2.out" 2>"$T/w2.err" ||
+    fail "holder after the prefix was deleted failed"
+  amax=$(awk '{print $1}' "$T/w1.out" | sort -n | tail -1)
+  bmin=$(awk '{print $1}' "$T/w2.out" | sort -n | sed -n 1p)
+  floor=$(floor_of "$T/w2.err")
+  dups=$(cat "$T/w1.out" "$T/w2.out" | awk '{print $3}' | sort | uniq -d | wc -l)
+  [[ $(worker_of "$T/w2.err") == 0 && -n $bmin && $floor -gt $amax && $bmin -gt $amax && $dups -eq 0 ]] &&
+    grep -q '^# state waiting-hwm' "$T/w2.err" ||
+    fail "prefix deleted, clock 3 s behind: worker $(worker_of "$T/w2.err"), floor $floor, first ms $bmin, the last holder's last $amax; $dups IDs issued twice"
+  ok "no HWM key: a new namespace's holder waited (floor $((fresh - t0)) ms past its start); a deleted key was written again ($back); after the prefix went, a holder 3 s behind waited to floor $floor: first ms $bmin > $amax, 0 of $(cat "$T/w1.out" "$T/w2.out" | wc -l) IDs twice"
+fi
+
+# 8. A keepalive answered without a TTL (etcd's reply for a revoked or expired lease) is a
+#    lost lease, not a renewal. A holder that writes its HWM only every 20 s has its lease
+#    revoked: its next keepalive (every TTL/3 = 1 s) finds the lease gone, it says so and
+#    issues nothing after. Counted as renewed, the keepalive would move its deadline on,
+#    and it would issue until its next HWM write, up to 20 s on. (A HWM key in the past
+#    spares the 45 s wait a new key would cost with --hwm-ahead 25000; --hwm-wait-max
+#    60000 admits that configuration.)
+if part revoked; then
+  put /idgen/k/hwm/0 '{"hwm_ms":"1"}'
+  K=(--hwm-interval 20000 --hwm-ahead 25000 --hwm-wait-max 60000)
+  "$HOLDER" "${E[@]}" --namespace k "${K[@]}" >"$T/k.out" 2>"$T/k.err" & a=$!
+  pids+=("$a")
+  wait_held "$T/k.err"
+  lease=$(kv_field /idgen/k/workers/0 lease)
+  [[ -n $lease ]] || fail "no lease on /idgen/k/workers/0"
+  sleep 0.3
+  etcd_post /v3/lease/revoke "{\"ID\":\"$lease\"}" | grep -q '"header"' || fail "revoke lease $lease"
+  t_rev=$(now_ms)
+  lost=0
+  for _ in $(seq 100); do # 10 s: half the HWM interval
+    grep -q '^# error .*keepalive: no TTL' "$T/k.err" && { lost=1; break; }
+    sleep 0.1
+  done
+  n_lost=$(wc -l <"$T/k.out")
+  after=$(awk -v t="$t_rev" '$1 > t' "$T/k.out" | wc -l)
+  [[ $lost -eq 1 ]] ||
+    fail "lease $lease revoked: the holder still issued 10 s later ($after IDs after the revoke, $(grep -c '^# error' "$T/k.err") errors)"
+  sleep 1
+  n_later=$(wc -l <"$T/k.out")
+  last=$(awk '{print $1}' "$T/k.out" | sort -n | tail -1)
+  kill -TERM "$a"; wait "$a" || true
+  pids=()
+  [[ $n_later -eq $n_lost ]] || fail "$((n_later - n_lost)) IDs after the keepalive found lease $lease gone"
+  ok "revoked lease: the keepalive found it gone ($(sed -n 's/^# error //p' "$T/k.err" | grep 'no TTL' | head -1)); last ID $((last - t_rev)) ms after the revoke, none after"
+fi
 echo "lease_etcd_fence: all passed"

@@ -147,6 +147,11 @@ if part claims; then
   # datacenter 1, worker 0) starts past the HWM east's worker 0 left under that name.
   hwm=$("$IDGEN" lease --layout twitter --lease etcd --etcd "${EPS[1]}" --namespace "$NS" |
     awk '/^datacenter 1:/ {d = 1; next} /^(datacenter|no)/ {d = 0} d && $1 == "0" {print $5}')
+  # Worker ID 32's own HWM key, an old one: with none, its holder would wait past now +
+  # ahead + one interval (docs/leases.md, step 11), above east's HWM, hiding the floor.
+  curl -s -X POST "${EPS[1]%%,*}/v3/kv/put" -d "{\"key\":\"$(printf /idgen/%s/hwm/32 "$NS" |
+    base64 -w0)\",\"value\":\"$(printf '{"hwm_ms":"1"}' | base64 -w0)\"}" | grep -q '"header"' ||
+    fail "put /idgen/$NS/hwm/32"
   # shellcheck disable=SC2046
   start_server flat32 $(region_args 1) --worker-id-range 32-32
   check "worker ID 32's floor is the HWM left as datacenter 1, worker 0 ($hwm)" "$hwm" \

@@ -622,6 +622,18 @@ static void test_config(void **state) {
   c.margin_ms = 1000;
   assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
                    0);
+  /* a worker ID with no HWM yet waits ahead + interval: beyond --hwm-wait-max it never
+   * starts; at it, it does */
+  c.ahead_ms = 25000;
+  c.hwm_interval_ms = 6000;
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "beyond --hwm-wait-max (30000 ms)"));
+  c.hwm_interval_ms = 5000;
+  assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
+                   0);
+  c.ahead_ms = 3000;
+  c.hwm_interval_ms = 1000;
   c.kind = IDGEN_LEASE_STATIC;
   c.worker_id = -1;
   assert_int_equal(idgen_lease_config_check(&c, layout_of("snowflake"), err, sizeof err),
