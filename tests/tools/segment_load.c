@@ -122,6 +122,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "segment_load: %s\n", err);
     return 2;
   }
+  const char *ns = getenv("IDGEN_NAMESPACE"); /* the file backend's claim, as idgen's */
+  if (idgen__segment_file_start(b, ns && *ns ? ns : "default", name, 0) < 0) {
+    fprintf(stderr, "segment_load: %s\n", b->why);
+    idgen__segment_backend_free(b);
+    return 1;
+  }
   idgen_clock_mono clock;
   idgen_clock_mono_init(&clock);
   idgen__segment_config c;
