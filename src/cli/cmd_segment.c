@@ -161,7 +161,7 @@ static int run_init(segment_args *a) {
     status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
   else if (rc == 0)
     printf("created '%s' in %s\n", a->name, b->vtable->name);
-  else
+  else /* there: making it again would hand out its numbers again */
     status = cli_error(CLI_FAILED, a->cmd,
                        "'%s' already exists in %s: left as it was (init makes only a "
                        "sequence that does not exist)",

@@ -211,7 +211,7 @@ static int mark_made(file_backend *f, int fd, const char *marker, const char *na
   if (w != n)
     return idgen__segment_why(&f->base, w < 0 ? -errno : -EIO, "file %s: write: %s", marker,
                               w < 0 ? strerror(errno) : "short write");
-  if (fdatasync(fd))
+  if (fdatasync(fd) != 0)
     return idgen__segment_why(&f->base, -errno, "file %s: fsync: %s", marker,
                               strerror(errno));
   return sync_parent ? sync_dir(f, marker) : 0;

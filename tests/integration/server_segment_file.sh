@@ -146,7 +146,14 @@ seg_init orders >"$WORK/init.out" 2>&1 || rc=$?
 check "init after the file was lost: makes it again (the operator's choice)" 0 "$rc"
 check "  at 0" "00000000000000000000 orders" "$(cat "$WORK/a-state/segment-orders")"
 
-# --- 5. The path: form: a missing file is never made at start ------------------------------
+# --- 5. A file the generator names is never made at start: a dsn directory, a path: -------
+mkdir -p "$WORK/named-dir"
+printf 'generators:\n  default: {kind: uuid7}\n  orders: {kind: segment, dsn: "%s/"}\n' \
+  "$WORK/named-dir" >"$WORK/d.yaml"
+serve_orders d "$WORK/d.yaml"
+check "dsn: a directory without the file: refused (exit 1)" 1 "$GOT"
+check "  and the file not made" no \
+  "$([[ -e $WORK/named-dir/segment-orders ]] && echo yes || echo no)"
 printf 'generators:\n  default: {kind: uuid7}\n  orders: {kind: segment, path: "%s"}\n' \
   "$WORK/p.seq" >"$WORK/p.yaml"
 serve_orders p "$WORK/p.yaml"

@@ -135,6 +135,13 @@ static void test_crash_between_steps(void **state) {
   assert_int_equal(start(0, why, sizeof why), -ENOENT);
   assert_non_null(strstr(why, "run 'idgen segment init' first"));
   assert_string_equal(content("segment-orders.created"), "-");
+  /* A path: form is never made by a start, even one allowed to make the default file. */
+  char path[400];
+  snprintf(path, sizeof path, "%s/orders.seq", dir);
+  idgen__segment_backend *b = open_dir(path);
+  assert_int_equal(idgen__segment_file_start(b, ns, "orders", 1), -ENOENT);
+  idgen__segment_backend_free(b);
+  assert_string_equal(content("orders.seq"), "-");
 }
 
 static void test_init_makes_only_what_is_not_there(void **state) {
