@@ -45,13 +45,15 @@ static void worker_name(const char *ns, int64_t dc, uint64_t worker, char *out,
 int idgen__claim_take_named(idgen__claim *c, const char *name) {
   struct sockaddr_un sa;
   socklen_t len = named_addr(name, &sa);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return -errno;
-  /* Listening lets a refused process connect and learn the holder's pid (SO_PEERCRED).
-   * The holder never accepts: each such probe keeps one slot of this backlog until the
-   * holder exits, and a probe that finds it full learns no pid. */
-  if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, 64)) {
+  /* Listening lets another process connect and learn the holder's pid (SO_PEERCRED).
+   * Each such probe keeps one slot of this backlog until the holder drains it
+   * (idgen__claim_drain) or exits, and a probe that finds it full learns no pid: the
+   * largest backlog the host allows, since a shared claim is probed at every start of
+   * every other holder. */
+  if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, SOMAXCONN)) {
     int e = errno;
     close(fd);
     return -e;
@@ -64,6 +66,12 @@ int idgen__claim_take(idgen__claim *c, const char *ns, int64_t dc, uint64_t work
   char name[160];
   worker_name(ns, dc, worker, name, sizeof name);
   return idgen__claim_take_named(c, name);
+}
+
+void idgen__claim_drain(idgen__claim *c) {
+  int fd;
+  while (c->fd >= 0 && (fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+    close(fd); /* the listener is non-blocking: this ends when none is left */
 }
 
 void idgen__claim_drop(idgen__claim *c) {

@@ -112,6 +112,9 @@ int idgen__claim_held(const char *ns, int64_t dc, uint64_t worker);
  * dir is not readable here)", or "another process". */
 void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
                          size_t outlen);
+/* Closes the probes queued on a held claim (connects that learnt its pid), so that
+ * its backlog never fills. */
+void idgen__claim_drain(idgen__claim *c);
 /* A claim by its whole name (cut to 106 bytes): 0, -EADDRINUSE, or a negated errno. */
 int idgen__claim_take_named(idgen__claim *c, const char *name);
 /* Who holds the claim name: 0 with its pid and uid; -ENOENT when nobody does; -EAGAIN

@@ -386,6 +386,7 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
                       uint64_t floor, idgen__segment_block *out) {
   file_backend *f = (file_backend *)b;
   (void)floor; /* one counter: each block lies above the last */
+  idgen__claim_drain(&f->claim); /* the other holders' probes since the last fetch */
   char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
   path_of(f, name, path, sizeof path);
   int created;

@@ -223,6 +223,12 @@ static void test_claim_across_processes(void **state) {
   b = open_dir(path);
   assert_int_equal(idgen__segment_file_start(b, ns, "orders", 0), 1);
   idgen__segment_backend_free(b);
+  /* Many starts of sharers, each probing the child once: none is refused. */
+  for (int i = 0; i < 200; i++) {
+    b = open_dir(dir);
+    assert_int_equal(idgen__segment_file_start(b, ns, "orders", 1), 1);
+    idgen__segment_backend_free(b);
+  }
   /* Another namespace is another claim. */
   char ns2[80];
   snprintf(ns2, sizeof ns2, "%s-2", ns);
@@ -240,12 +246,33 @@ static void test_claim_across_processes(void **state) {
   close(ready[0]);
 }
 
+/* A holder drains the probes of the others at each fetch: more starts than any
+ * backlog holds are never refused. */
+static void test_probes_are_drained(void **state) {
+  (void)state;
+  idgen__segment_backend *a = open_dir(dir);
+  assert_int_equal(idgen__segment_file_start(a, ns, "orders", 1), 0);
+  idgen__segment_block blk;
+  for (int i = 0; i < 5000; i++) {
+    idgen__segment_backend *b = open_dir(dir);
+    int rc = idgen__segment_file_start(b, ns, "orders", 1);
+    if (rc != 1)
+      print_error("start %d: %s\n", i, b->why);
+    assert_int_equal(rc, 1);
+    idgen__segment_backend_free(b);
+    if (i % 1000 == 999)
+      assert_int_equal(a->vtable->fetch(a, "orders", 10, 0, &blk), 0);
+  }
+  idgen__segment_backend_free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_crash_between_steps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_init_makes_only_what_is_not_there, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_claim_across_processes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_probes_are_drained, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
