@@ -168,7 +168,8 @@ void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
   if (idgen__proc_fd_find(pid, want, dir, sizeof dir) == 0)
     snprintf(out, outlen, "pid %ld (state dir %s)", pid, dir);
   else
-    snprintf(out, outlen, "pid %ld (uid %ld; its state dir is not readable here)", pid, uid);
+    snprintf(out, outlen, "pid %ld (uid %ld; its state dir is not readable here)", pid,
+             uid);
 }
 
 int idgen__claim_share(idgen__claim *c, const char *base, int slots,

@@ -52,10 +52,11 @@ static int format_record(char *out, size_t outlen, uint64_t max, const char *nam
 static int parse_record(file_backend *f, const char *path, const char *buf, size_t len,
                         const char *name, uint64_t *max) {
   if (len == 0)
-    return idgen__segment_why(&f->base, IDGEN_EPROTO,
-                              "file %s is empty: its max is lost; put it back as it was "
-                              "('idgen segment init %s' starts again at 1, repeating numbers)",
-                              path, name);
+    return idgen__segment_why(
+        &f->base, IDGEN_EPROTO,
+        "file %s is empty: its max is lost; put it back as it was "
+        "('idgen segment init %s' starts again at 1, repeating numbers)",
+        path, name);
   size_t nlen = strlen(name);
   uint64_t v = 0;
   int ok = len == DIGITS + 2 + nlen && buf[DIGITS] == ' ' && buf[len - 1] == '\n' &&
@@ -226,8 +227,8 @@ typedef enum {
 /* What the modes refuse: a missing file. */
 static int missing(file_backend *f, const char *path, const char *name, int made) {
   if (!made)
-    return idgen__segment_why(&f->base, -ENOENT,
-                              "file %s does not exist: run 'idgen segment init' first", path);
+    return idgen__segment_why(
+        &f->base, -ENOENT, "file %s does not exist: run 'idgen segment init' first", path);
   return idgen__segment_why(&f->base, IDGEN_EPROTO,
                             "file %s is gone, but this directory made it (%s.created): put "
                             "it back as it was ('idgen segment init %s' starts again at 1, "
@@ -361,8 +362,8 @@ int idgen__segment_file_claim(idgen__segment_backend *b, const char *ns, const c
                             "serve it already",
                             name, ns, CLAIM_SLOTS);
   } else {
-    rc = idgen__segment_why(b, rc, "segment '%s': host-wide claim: %s", name,
-                            strerror(-rc));
+    rc =
+        idgen__segment_why(b, rc, "segment '%s': host-wide claim: %s", name, strerror(-rc));
   }
   return rc;
 }
@@ -386,7 +387,8 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
                       uint64_t floor, idgen__segment_block *out) {
   file_backend *f = (file_backend *)b;
   (void)floor; /* one counter: each block lies above the last */
-  idgen__claim_drain(&f->claim); /* the other holders' probes since the last fetch */
+  /* the other holders' probes since the last fetch */
+  idgen__claim_drain(&f->claim);
   char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
   path_of(f, name, path, sizeof path);
   int created;
