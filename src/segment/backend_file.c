@@ -229,11 +229,14 @@ static int missing(file_backend *f, const char *path, const char *name, int made
   if (!made)
     return idgen__segment_why(
         &f->base, -ENOENT, "file %s does not exist: run 'idgen segment init' first", path);
-  return idgen__segment_why(&f->base, IDGEN_EPROTO,
-                            "file %s is gone, but this directory made it (%s.created): put "
-                            "it back as it was ('idgen segment init %s' starts again at 1, "
-                            "repeating numbers)",
-                            path, path, name);
+  return idgen__segment_why(
+      &f->base, IDGEN_EPROTO,
+      "file %s is gone, but %s: put it back as it was ('idgen segment "
+      "init %s' starts again at 1, repeating numbers)",
+      path,
+      f->is_dir ? "this directory made it (segment-NAME.created)"
+                : "it was there when this process started",
+      name);
 }
 
 /* Brings name's file to where mode wants it, under the lock of the directory's record
@@ -393,6 +396,13 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
   path_of(f, name, path, sizeof path);
   int created;
   int fd = open_locked(f, path, 0, &created);
+  if (fd == -ENOENT) { /* removed under a running process: say it was there */
+    char marker[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
+    struct stat st;
+    marker_of(f, name, marker, sizeof marker);
+    int made = f->is_dir ? stat(marker, &st) == 0 && st.st_size > 0 : f->file_fd >= 0;
+    return missing(f, path, name, made);
+  }
   if (fd < 0)
     return fd;
   uint64_t max;

@@ -165,6 +165,13 @@ static void test_init_makes_only_what_is_not_there(void **state) {
   assert_string_equal(content("segment-orders"), AT_0);
   assert_int_equal(start(1, why, sizeof why), 1);
   idgen__segment_backend_free(b);
+  /* Removed under a running process: its fetch says the file was made, not "init". */
+  b = open_dir(dir);
+  assert_int_equal(idgen__segment_file_start(b, ns, "orders", 1), 1);
+  unlink(strcat(strcpy(why, dir), "/segment-orders"));
+  assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), IDGEN_EPROTO);
+  assert_non_null(strstr(b->why, "is gone, but this directory made it"));
+  idgen__segment_backend_free(b);
 }
 
 /* The child: serves 'orders' from d, says so on ready, exits when done closes. */
