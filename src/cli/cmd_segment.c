@@ -30,7 +30,7 @@ static void usage(FILE *out) {
       "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
       "backend with one atomic operation each (see docs/segment.md). `init` creates what\n"
       "the sequence NAME needs in the backend, so that its first number is 1 (on MariaDB:\n"
-      "the server's offset); it is idempotent: an existing sequence is left as it is.\n"
+      "the server's offset); it refuses (exit 1) when the sequence exists, and leaves it.\n"
       "`next` leases a block and prints N numbers, one per line; numbers of a block that\n"
       "are not printed are never handed out (a gap). No number is printed twice, by this\n"
       "or any other process using the same backend and NAME.\n"
@@ -140,18 +140,32 @@ static int open_backend(segment_args *a, idgen__segment_backend **out) {
   return 0;
 }
 
+/* The namespace of the file backend's host-wide claim, as `idgen serve` takes it. */
+static const char *claim_ns(void) {
+  const char *ns = getenv("IDGEN_NAMESPACE");
+  return ns && *ns ? ns : "default";
+}
+
+/* init makes a sequence that does not exist, and only that: over one that exists it
+ * would hand out again the numbers that were handed out (a file's claim first, so
+ * that a file is not made beside the one another process serves). */
 static int run_init(segment_args *a) {
   idgen__segment_backend *b = NULL;
   int status = open_backend(a, &b);
   if (status)
     return status;
-  int rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000);
+  int rc = idgen__segment_file_claim(b, claim_ns(), a->name);
+  if (rc == 0)
+    rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000);
   if (rc < 0)
     status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
   else if (rc == 0)
     printf("created '%s' in %s\n", a->name, b->vtable->name);
-  else
-    printf("'%s' already exists in %s: left as it was\n", a->name, b->vtable->name);
+  else /* there: making it again would hand out its numbers again */
+    status = cli_error(CLI_FAILED, a->cmd,
+                       "'%s' already exists in %s: left as it was (init makes only a "
+                       "sequence that does not exist)",
+                       a->name, b->vtable->name);
   idgen__segment_backend_free(b);
   return status;
 }
@@ -161,6 +175,11 @@ static int run_next(segment_args *a) {
   int status = open_backend(a, &b);
   if (status)
     return status;
+  if (idgen__segment_file_start(b, claim_ns(), a->name, 0) < 0) {
+    status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
+    idgen__segment_backend_free(b);
+    return status;
+  }
   idgen_clock_mono clock;
   idgen_clock_mono_init(&clock);
   idgen__segment_config c;

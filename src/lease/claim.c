@@ -1,54 +1,77 @@
-/* claim.c: the host-wide claim of a worker ID: an abstract Unix socket named
- * "idgen/<namespace>/worker/<N>" ("idgen/<namespace>/dc/<D>/worker/<N>" under a
- * datacenter), bound by its holder. Two processes of one namespace on
- * one host cannot both bind it, whatever their users and state directories, and the
- * kernel frees the name when the holder's last descriptor closes (it exits or dies).
- * Abstract names live in a network namespace: processes in different ones (containers
- * with their own network) do not see each other's claims. */
+/* claim.c: host-wide claims: abstract Unix sockets bound by their holders. Two processes
+ * of one network namespace cannot both bind one name, whatever their users and state
+ * directories, and the kernel frees the name when the holder's last descriptor closes
+ * (it exits or dies). Abstract names live in a network namespace: processes in
+ * different ones (containers with their own network) do not see each other's claims.
+ * - a worker ID: "idgen/<namespace>/worker/<N>" ("idgen/<namespace>/dc/<D>/worker/<N>"
+ *   under a datacenter), held by one process;
+ * - a shared claim (idgen__claim_share): slots "<base>/0" ... "<base>/<n-1>", one per
+ *   process, for a thing several processes may use together as long as they agree
+ *   (the segment file backend: one file per name on a host). */
 #include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "lease/lease_internal.h"
 
-/* The claim's address: a NUL, then the name (no terminator: abstract names count every
- * byte of the length given). */
-static socklen_t claim_addr(const char *ns, int64_t dc, uint64_t worker,
-                            struct sockaddr_un *sa) {
+/* The address of the claim name: a NUL, then the name (no terminator: abstract names
+ * count every byte of the length given), cut to what sun_path holds. */
+static socklen_t named_addr(const char *name, struct sockaddr_un *sa) {
   memset(sa, 0, sizeof *sa);
   sa->sun_family = AF_UNIX;
+  size_t n = strlen(name);
+  if (n > sizeof sa->sun_path - 2)
+    n = sizeof sa->sun_path - 2;
+  memcpy(sa->sun_path + 1, name, n);
+  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
+/* A worker ID's claim name. Huge numbers under a 63-byte namespace are cut: one ID
+ * still has one name; two may share one. */
+static void worker_name(const char *ns, int64_t dc, uint64_t worker, char *out,
+                        size_t outlen) {
   char where[32] = "";
   if (dc >= 0)
     snprintf(where, sizeof where, "dc/%lld/", (long long)dc);
-  int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "idgen/%s/%sworker/%llu", ns,
-                   where, (unsigned long long)worker);
-  if (n < 0 || (size_t)n >= sizeof sa->sun_path - 1)
-    n = (int)sizeof sa->sun_path - 2; /* huge numbers under a 63-byte namespace: one ID
-                                         still has one name; two may share one */
-  return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+  snprintf(out, outlen, "idgen/%s/%sworker/%llu", ns, where, (unsigned long long)worker);
 }
 
-int idgen__claim_take(idgen__claim *c, const char *ns, int64_t dc, uint64_t worker) {
+int idgen__claim_take_named(idgen__claim *c, const char *name) {
   struct sockaddr_un sa;
-  socklen_t len = claim_addr(ns, dc, worker, &sa);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t len = named_addr(name, &sa);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
     return -errno;
-  /* Listening lets a refused process connect and learn the holder's pid (SO_PEERCRED).
-   * The holder never accepts: each such probe keeps one slot of this backlog until the
-   * holder exits, and a probe that finds it full learns no pid. */
-  if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, 64)) {
+  /* Listening lets another process connect and learn the holder's pid (SO_PEERCRED).
+   * Each such probe keeps one slot of this backlog until the holder drains it
+   * (idgen__claim_drain) or exits, and a probe that finds it full learns no pid: the
+   * largest backlog the host allows, since a shared claim is probed at every start of
+   * every other holder. */
+  if (bind(fd, (struct sockaddr *)&sa, len) || listen(fd, SOMAXCONN)) {
     int e = errno;
     close(fd);
     return -e;
   }
   c->fd = fd;
   return 0;
+}
+
+int idgen__claim_take(idgen__claim *c, const char *ns, int64_t dc, uint64_t worker) {
+  char name[160];
+  worker_name(ns, dc, worker, name, sizeof name);
+  return idgen__claim_take_named(c, name);
+}
+
+void idgen__claim_drain(idgen__claim *c) {
+  int fd;
+  while (c->fd >= 0 && (fd = accept4(c->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+    close(fd); /* the listener is non-blocking: this ends when none is left */
 }
 
 void idgen__claim_drop(idgen__claim *c) {
@@ -64,29 +87,44 @@ int idgen__claim_held(const char *ns, int64_t dc, uint64_t worker) {
   return rc == -EADDRINUSE ? 1 : rc < 0 ? rc : 0;
 }
 
-/* The state directory of the worker file ([dc-<D>/]worker-<N>) that pid has open, from
- * /proc/<pid>/fd (readable for the same user or root only). 0, or -1 when it cannot be
- * known. */
-static int holder_state_dir(pid_t pid, int64_t dc, uint64_t worker, char *out,
-                            size_t outlen) {
-  char fds[64], want[64], where[32] = "";
-  snprintf(fds, sizeof fds, "/proc/%ld/fd", (long)pid);
-  if (dc >= 0)
-    snprintf(where, sizeof where, "/dc-%lld", (long long)dc);
-  int wl = snprintf(want, sizeof want, "%s/worker-%llu", where, (unsigned long long)worker);
+int idgen__claim_peer(const char *name, long *pid, long *uid) {
+  struct sockaddr_un sa;
+  socklen_t len = named_addr(name, &sa);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    return -errno;
+  struct ucred cred;
+  socklen_t clen = sizeof cred;
+  int rc = 0;
+  if (connect(fd, (struct sockaddr *)&sa, len))
+    rc = errno == ECONNREFUSED || errno == ENOENT ? -ENOENT : -errno;
+  else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) || cred.pid <= 0)
+    rc = -EAGAIN; /* connected: someone holds it, but who is not known */
+  else {
+    *pid = (long)cred.pid;
+    *uid = (long)cred.uid;
+  }
+  close(fd);
+  return rc;
+}
+
+int idgen__proc_fd_find(long pid, const char *suffix, char *out, size_t outlen) {
+  char fds[64];
+  snprintf(fds, sizeof fds, "/proc/%ld/fd", pid);
+  size_t wl = strlen(suffix);
   DIR *d = opendir(fds);
   if (!d)
     return -1;
   int found = -1;
   struct dirent *e;
   while (found < 0 && (e = readdir(d))) {
-    char target[IDGEN_LEASE_PATH_MAX + 64];
+    char target[IDGEN_LEASE_PATH_MAX + 128];
     ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
-    if (n <= wl)
+    if (n <= (ssize_t)wl)
       continue;
     target[n] = '\0';
-    char *tail = target + (n - wl);
-    if (!strcmp(tail, want)) {
+    char *tail = target + ((size_t)n - wl);
+    if (!strcmp(tail, suffix)) {
       *tail = '\0';
       snprintf(out, outlen, "%.*s", (int)(outlen > 0 ? outlen - 1 : 0), target);
       found = 0;
@@ -96,24 +134,73 @@ static int holder_state_dir(pid_t pid, int64_t dc, uint64_t worker, char *out,
   return found;
 }
 
+int idgen__proc_fd_on(long pid, uint64_t dev, uint64_t ino) {
+  char fds[64];
+  snprintf(fds, sizeof fds, "/proc/%ld/fd", pid);
+  DIR *d = opendir(fds);
+  if (!d)
+    return -errno;
+  int found = 0;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) {
+    struct stat st;
+    if (e->d_name[0] != '.' && fstatat(dirfd(d), e->d_name, &st, 0) == 0)
+      found = (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
+  }
+  closedir(d);
+  return found;
+}
+
 void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
                          size_t outlen) {
-  struct sockaddr_un sa;
-  socklen_t len = claim_addr(ns, dc, worker, &sa);
+  char name[160], want[64], where[32] = "";
+  worker_name(ns, dc, worker, name, sizeof name);
   snprintf(out, outlen, "another process");
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0)
+  long pid, uid;
+  if (idgen__claim_peer(name, &pid, &uid))
     return;
-  struct ucred cred;
-  socklen_t clen = sizeof cred;
-  if (connect(fd, (struct sockaddr *)&sa, len) == 0 &&
-      getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid > 0) {
-    char dir[IDGEN_LEASE_PATH_MAX];
-    if (holder_state_dir(cred.pid, dc, worker, dir, sizeof dir) == 0)
-      snprintf(out, outlen, "pid %ld (state dir %s)", (long)cred.pid, dir);
-    else
-      snprintf(out, outlen, "pid %ld (uid %ld; its state dir is not readable here)",
-               (long)cred.pid, (long)cred.uid);
+  /* The state directory of the worker file ([dc-<D>/]worker-<N>) it has open, from
+   * /proc/<pid>/fd (readable for the same user or root only). */
+  if (dc >= 0)
+    snprintf(where, sizeof where, "/dc-%lld", (long long)dc);
+  snprintf(want, sizeof want, "%s/worker-%llu", where, (unsigned long long)worker);
+  char dir[IDGEN_LEASE_PATH_MAX];
+  if (idgen__proc_fd_find(pid, want, dir, sizeof dir) == 0)
+    snprintf(out, outlen, "pid %ld (state dir %s)", pid, dir);
+  else
+    snprintf(out, outlen, "pid %ld (uid %ld; its state dir is not readable here)", pid,
+             uid);
+}
+
+int idgen__claim_share(idgen__claim *c, const char *base, int slots,
+                       int (*agree)(void *ctx, long pid), void *ctx, long *other) {
+  char name[256];
+  int mine = -1;
+  for (int k = 0; k < slots && mine < 0; k++) {
+    snprintf(name, sizeof name, "%s/%d", base, k);
+    int rc = idgen__claim_take_named(c, name);
+    if (rc == 0)
+      mine = k;
+    else if (rc != -EADDRINUSE)
+      return rc;
   }
-  close(fd);
+  if (mine < 0)
+    return -EUSERS;
+  /* Each side holds its slot before it looks at the others': of two that start
+   * together, the later one to bind sees the other. */
+  for (int k = 0; k < slots; k++) {
+    if (k == mine)
+      continue;
+    snprintf(name, sizeof name, "%s/%d", base, k);
+    long pid = -1, uid;
+    int rc = idgen__claim_peer(name, &pid, &uid);
+    if (rc == -ENOENT)
+      continue;
+    if (rc == 0 && agree(ctx, pid) == 1)
+      continue;
+    idgen__claim_drop(c);
+    *other = pid;
+    return -EADDRINUSE;
+  }
+  return 0;
 }

@@ -112,6 +112,27 @@ int idgen__claim_held(const char *ns, int64_t dc, uint64_t worker);
  * dir is not readable here)", or "another process". */
 void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
                          size_t outlen);
+/* Closes the probes queued on a held claim (connects that learnt its pid), so that
+ * its backlog never fills. */
+void idgen__claim_drain(idgen__claim *c);
+/* A claim by its whole name (cut to 106 bytes): 0, -EADDRINUSE, or a negated errno. */
+int idgen__claim_take_named(idgen__claim *c, const char *name);
+/* Who holds the claim name: 0 with its pid and uid; -ENOENT when nobody does; -EAGAIN
+ * when someone does but its pid cannot be learnt; another negated errno. */
+int idgen__claim_peer(const char *name, long *pid, long *uid);
+/* A shared claim: slots "<base>/0" to "<base>/<slots-1>", one per process. Takes the
+ * first free slot, then asks agree(ctx, pid) of the holder of every other one (1: it
+ * uses the same thing). 0 with the slot held; -EADDRINUSE with *other set to a holder
+ * that does not agree (-1: its pid is not known), holding nothing; -EUSERS when every
+ * slot is taken; another negated errno. */
+int idgen__claim_share(idgen__claim *c, const char *base, int slots,
+                       int (*agree)(void *ctx, long pid), void *ctx, long *other);
+/* From /proc/<pid>/fd (readable for the same user or root only): the target of a
+ * descriptor that ends with suffix, suffix cut off, in out: 0, or -1 if none is seen. */
+int idgen__proc_fd_find(long pid, const char *suffix, char *out, size_t outlen);
+/* 1 if pid has a descriptor open on the inode (dev, ino), 0 if not, or a negated errno
+ * when its descriptors cannot be seen (another user). */
+int idgen__proc_fd_on(long pid, uint64_t dev, uint64_t ino);
 
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */

@@ -1,6 +1,10 @@
 /* backend_file.c: the embedded segment backend, for one host: one file per name holding
  * its max, rewritten in place and fsync'd under an exclusive lock before any number of
- * the new block is handed out, so processes sharing the file get disjoint blocks. */
+ * the new block is handed out, so processes sharing the file get disjoint blocks. The
+ * lock fences only what names the same file, so a name is also claimed host-wide (one
+ * file per name and namespace on a host), and a state directory remembers which
+ * sequences it made (segment-NAME.created), so that a removed or emptied file is never
+ * made again at 1 but by `idgen segment init`. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -21,7 +25,15 @@ typedef struct file_backend {
   char path[IDGEN_SEGMENT_DSN_MAX];
   int is_dir; /* path is a directory holding segment-NAME files */
   int64_t timeout_ms;
+  /* The host-wide claim (idgen__segment_file_claim), and what the claim's other holders
+   * look for in /proc/PID/fd to see that they use the same file: the directory (dir
+   * form) and the file, kept open while the claim is held; -1 when not. */
+  idgen__claim claim;
+  int dir_fd, file_fd;
 } file_backend;
+
+/* Processes that may hold one name's claim together (they share one file). */
+#define CLAIM_SLOTS 64
 
 static void path_of(const file_backend *f, const char *name, char *out, size_t outlen) {
   if (f->is_dir)
@@ -35,14 +47,16 @@ static int format_record(char *out, size_t outlen, uint64_t max, const char *nam
   return snprintf(out, outlen, "%0*" PRIu64 " %s\n", DIGITS, max, name);
 }
 
-/* An empty file reads as max 0: it was created and never written, so no block of it
- * was ever handed out (a block is handed out only after its max is fsync'd). */
+/* An empty file is no record: idgen makes a file whole before it gives it its name
+ * (make_file), so an empty one was emptied, and the max it held is lost. */
 static int parse_record(file_backend *f, const char *path, const char *buf, size_t len,
                         const char *name, uint64_t *max) {
-  if (len == 0) {
-    *max = 0;
-    return 0;
-  }
+  if (len == 0)
+    return idgen__segment_why(
+        &f->base, IDGEN_EPROTO,
+        "file %s is empty: its max is lost; put it back as it was "
+        "('idgen segment init %s' starts again at 1, repeating numbers)",
+        path, name);
   size_t nlen = strlen(name);
   uint64_t v = 0;
   int ok = len == DIGITS + 2 + nlen && buf[DIGITS] == ' ' && buf[len - 1] == '\n' &&
@@ -158,37 +172,237 @@ static int sync_dir(file_backend *f, const char *path) {
   return 0;
 }
 
+/* dir form: the record that the state directory made name (its content says so). */
+static void marker_of(const file_backend *f, const char *name, char *out, size_t outlen) {
+  snprintf(out, outlen, "%s/segment-%s.created", f->path, name);
+}
+
+/* Makes path whole at max 0 before it has its name: the record goes to path.new, is
+ * synced, then linked to path (which never exists empty or half written), then the
+ * directory is synced. 0, 1 when path appeared meanwhile (left as it is), or an error. */
+static int make_file(file_backend *f, const char *path, const char *name) {
+  char tmp[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 24];
+  snprintf(tmp, sizeof tmp, "%s.new", path);
+  int created;
+  int fd = open_locked(f, tmp, 1, &created); /* the lock: one maker at a time */
+  if (fd < 0)
+    return fd;
+  int rc = ftruncate(fd, 0) ? idgen__segment_why(&f->base, -errno, "file %s: truncate: %s",
+                                                 tmp, strerror(errno))
+                            : write_max(f, fd, tmp, name, 0);
+  if (!rc && link(tmp, path))
+    rc = errno == EEXIST ? 1
+                         : idgen__segment_why(&f->base, -errno, "file %s: link: %s", path,
+                                              strerror(errno));
+  unlink(tmp); /* still locked: no other maker writes it in between */
+  close(fd);
+  return rc ? rc : sync_dir(f, path);
+}
+
+/* Writes the state directory's record that name was made here; syncs the directory
+ * too when the record is new (a made file's directory sync covered it otherwise). */
+static int mark_made(file_backend *f, int fd, const char *marker, const char *name,
+                     int sync_parent) {
+  char line[IDGEN_SEGMENT_NAME_MAX * 3 + 160];
+  int n = snprintf(line, sizeof line,
+                   "segment-%s was made in this directory: without segment-%s its "
+                   "numbers are lost, and only 'idgen segment init %s' makes it again\n",
+                   name, name, name);
+  ssize_t w = pwrite(fd, line, (size_t)n, 0);
+  if (w != n)
+    return idgen__segment_why(&f->base, w < 0 ? -errno : -EIO, "file %s: write: %s", marker,
+                              w < 0 ? strerror(errno) : "short write");
+  if (fdatasync(fd) != 0)
+    return idgen__segment_why(&f->base, -errno, "file %s: fsync: %s", marker,
+                              strerror(errno));
+  return sync_parent ? sync_dir(f, marker) : 0;
+}
+
+typedef enum {
+  USE,   /* the sequence must exist */
+  FIRST, /* idgen serve's default file: make it if this directory never made it */
+  INIT,  /* idgen segment init: make it unless it exists (a record, even damaged) */
+} make_mode;
+
+/* What the modes refuse: a missing file. */
+static int missing(file_backend *f, const char *path, const char *name, int made) {
+  if (!made)
+    return idgen__segment_why(
+        &f->base, -ENOENT, "file %s does not exist: run 'idgen segment init' first", path);
+  return idgen__segment_why(
+      &f->base, IDGEN_EPROTO,
+      "file %s is gone, but %s: put it back as it was ('idgen segment "
+      "init %s' starts again at 1, repeating numbers)",
+      path,
+      f->is_dir ? "this directory made it (segment-NAME.created)"
+                : "it was there when this process started",
+      name);
+}
+
+/* Brings name's file to where mode wants it, under the lock of the directory's record
+ * (dir form), which serialises makers. The steps, and a crash after each: the record
+ * is opened (empty: nothing was made yet); the file is made whole (make_file: a crash
+ * leaves no file, or a file at 0); then the record says "made". A file at 0 without
+ * the record was never handed a number from (every user comes through here first, and
+ * writes the record before its first fetch), so making it again at 1 is right. 0 when
+ * made, 1 when it existed, or an error. */
+static int prepare(file_backend *f, const char *name, make_mode mode) {
+  char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
+  char marker[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
+  path_of(f, name, path, sizeof path);
+  int mfd = -1, made = 0, marker_new = 0;
+  if (f->is_dir) {
+    marker_of(f, name, marker, sizeof marker);
+    mfd = open_locked(f, marker, 1, &marker_new);
+    if (mfd < 0)
+      return mfd;
+    struct stat st;
+    made = fstat(mfd, &st) == 0 && st.st_size > 0;
+  }
+  int rc, existed = 1, unused;
+  int fd = open_locked(f, path, 0, &unused);
+  if (fd >= 0) {
+    struct stat st;
+    uint64_t max;
+    if (mode == INIT && fstat(fd, &st) == 0 && st.st_size == 0) {
+      rc = write_max(f, fd, path, name, 0); /* emptied: init makes it again */
+      existed = 0;
+    } else {
+      rc = mode == INIT ? 0 : read_max(f, fd, path, name, &max);
+    }
+    close(fd);
+  } else if (fd == -ENOENT && (mode == INIT || (mode == FIRST && !made))) {
+    rc = make_file(f, path, name);
+    existed = rc == 1;
+    rc = rc == 1 ? 0 : rc;
+    marker_new = 0; /* the made file's directory sync covered the record's name */
+  } else {
+    rc = fd == -ENOENT ? missing(f, path, name, made) : fd;
+    if (marker_new)
+      unlink(marker); /* ours, empty, still locked: leave nothing behind */
+  }
+  if (!rc && mfd >= 0 && !made)
+    rc = mark_made(f, mfd, marker, name, marker_new);
+  if (mfd >= 0)
+    close(mfd);
+  if (!rc && f->claim.fd >= 0 && f->file_fd < 0)
+    f->file_fd = open(path, O_RDONLY | O_CLOEXEC); /* for the claim's other holders */
+  return rc ? rc : existed;
+}
+
 static int file_init(idgen__segment_backend *b, const char *name, uint64_t step) {
   file_backend *f = (file_backend *)b;
   (void)step; /* the step is the generator's; the file keeps only the max */
-  char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
-  path_of(f, name, path, sizeof path);
   char err[IDGEN_SEGMENT_WHY_MAX];
   int rc = f->is_dir ? idgen__state_dir_ready(f->path, err, sizeof err) : 0;
   if (rc)
     return idgen__segment_why(b, rc, "%s", err);
-  int created = 0;
-  int fd = open_locked(f, path, 1, &created);
-  if (fd < 0)
-    return fd;
-  uint64_t max;
-  rc = read_max(f, fd, path, name, &max);
-  if (!rc && created)
-    rc = write_max(f, fd, path, name, 0);
-  if (!rc && created)
-    rc = sync_dir(f, path);
-  close(fd);
-  return rc ? rc : !created;
+  return prepare(f, name, INIT);
+}
+
+/* The claim's other holder agrees when it has our file, or our directory, open. */
+static int same_file(void *ctx, long pid) {
+  const file_backend *f = ctx;
+  const int fds[2] = {f->file_fd, f->dir_fd};
+  for (int i = 0; i < 2; i++) {
+    struct stat st;
+    if (fds[i] < 0 || fstat(fds[i], &st))
+      continue;
+    int rc = idgen__proc_fd_on(pid, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+    if (rc)
+      return rc;
+  }
+  return 0;
+}
+
+/* The claim's name: "idgen/<namespace>/segment/<name>", or a hash of it when that
+ * would not fit an abstract socket's name with its slot. */
+static void claim_base(const char *ns, const char *name, char *out, size_t outlen) {
+  int n = snprintf(out, outlen, "idgen/%s/segment/%s", ns, name);
+  if (n > 0 && n <= 100)
+    return;
+  uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
+  for (const char *p = out; *p; p++)
+    h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+  snprintf(out, outlen, "idgen/segment-hash/%016" PRIx64, h);
+}
+
+int idgen__segment_file_claim(idgen__segment_backend *b, const char *ns, const char *name) {
+  if (strcmp(b->vtable->name, "file"))
+    return 0;
+  file_backend *f = (file_backend *)b;
+  if (f->claim.fd >= 0)
+    return 0;
+  char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
+  path_of(f, name, path, sizeof path);
+  /* Open before the claim is taken: a holder must be recognisable while it holds it. */
+  if (f->is_dir && f->dir_fd < 0)
+    f->dir_fd = open(f->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (f->file_fd < 0)
+    f->file_fd = open(path, O_RDONLY | O_CLOEXEC);
+  char base[IDGEN_LEASE_NAME_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
+  claim_base(ns, name, base, sizeof base);
+  long other = -1;
+  int rc = idgen__claim_share(&f->claim, base, CLAIM_SLOTS, same_file, f, &other);
+  if (rc == 0)
+    return 0;
+  if (rc == -EADDRINUSE) {
+    char who[IDGEN_SEGMENT_DSN_MAX + 64] = "another process", dir[IDGEN_SEGMENT_DSN_MAX];
+    char tail[IDGEN_SEGMENT_NAME_MAX + 16];
+    snprintf(tail, sizeof tail, "/segment-%s", name);
+    if (other > 0 && idgen__proc_fd_find(other, tail, dir, sizeof dir) == 0)
+      snprintf(who, sizeof who, "pid %ld from state dir %s", other, dir);
+    else if (other > 0)
+      snprintf(who, sizeof who, "pid %ld from another file (or as another user)", other);
+    rc = idgen__segment_why(b, IDGEN_ECONFLICT,
+                            "segment '%s' (namespace '%s') is served on this host by %s; "
+                            "this process's file is %s: two files of one name hand out "
+                            "the same numbers",
+                            name, ns, who, path);
+  } else if (rc == -EUSERS) {
+    rc = idgen__segment_why(b, IDGEN_ECONFLICT,
+                            "segment '%s' (namespace '%s'): %d processes on this host "
+                            "serve it already",
+                            name, ns, CLAIM_SLOTS);
+  } else {
+    rc =
+        idgen__segment_why(b, rc, "segment '%s': host-wide claim: %s", name, strerror(-rc));
+  }
+  return rc;
+}
+
+int idgen__segment_file_start(idgen__segment_backend *b, const char *ns, const char *name,
+                              int may_make) {
+  if (strcmp(b->vtable->name, "file"))
+    return 1;
+  file_backend *f = (file_backend *)b;
+  char err[IDGEN_SEGMENT_WHY_MAX];
+  int rc = f->is_dir && may_make ? idgen__state_dir_ready(f->path, err, sizeof err) : 0;
+  if (rc)
+    return idgen__segment_why(b, rc, "%s", err);
+  rc = idgen__segment_file_claim(b, ns, name);
+  if (rc)
+    return rc;
+  return prepare(f, name, f->is_dir && may_make ? FIRST : USE);
 }
 
 static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
                       uint64_t floor, idgen__segment_block *out) {
   file_backend *f = (file_backend *)b;
   (void)floor; /* one counter: each block lies above the last */
+  /* the other holders' probes since the last fetch */
+  idgen__claim_drain(&f->claim);
   char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
   path_of(f, name, path, sizeof path);
   int created;
   int fd = open_locked(f, path, 0, &created);
+  if (fd == -ENOENT) { /* removed under a running process: say it was there */
+    char marker[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
+    struct stat st;
+    marker_of(f, name, marker, sizeof marker);
+    int made = f->is_dir ? stat(marker, &st) == 0 && st.st_size > 0 : f->file_fd >= 0;
+    return missing(f, path, name, made);
+  }
   if (fd < 0)
     return fd;
   uint64_t max;
@@ -208,6 +422,12 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
 }
 
 static void file_free(idgen__segment_backend *b) {
+  file_backend *f = (file_backend *)b;
+  idgen__claim_drop(&f->claim);
+  if (f->dir_fd >= 0)
+    close(f->dir_fd);
+  if (f->file_fd >= 0)
+    close(f->file_fd);
   free(b);
 }
 
@@ -241,6 +461,7 @@ int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
     f->path[strlen(f->path) - 1] = '\0';
   f->is_dir = is_dir;
   f->timeout_ms = timeout_ms;
+  f->claim.fd = f->dir_fd = f->file_fd = -1;
   *out = &f->base;
   return 0;
 }

@@ -95,6 +95,20 @@ int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
                                 int64_t timeout_ms, char *err, size_t errlen);
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen);
+/* The file backend's host-wide claim of name in namespace ns: one file per name on a
+ * host, used by any number of processes (an abstract socket per process and name; see
+ * src/lease/claim.c). 0 when held (until the backend is freed); IDGEN_ECONFLICT, with
+ * one line naming the other process and its directory, when another process serves
+ * name from another file. Other backends: 0, nothing done. */
+int idgen__segment_file_claim(idgen__segment_backend *b, const char *ns, const char *name);
+/* What every user of a file backend runs before its first fetch: the claim, then a
+ * check that name's file holds a record. With may_make, the directory form makes the
+ * file at 0 if this directory never made it (idgen serve's default file); a file it
+ * made and lost (removed, emptied) is refused, as is a missing file without may_make:
+ * only idgen segment init (the backend's init) makes those. 0 when made, 1 when it
+ * was there, or an error with one line in b->why. Other backends: 1, nothing done. */
+int idgen__segment_file_start(idgen__segment_backend *b, const char *ns, const char *name,
+                              int may_make);
 int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
                                int64_t timeout_ms, char *err, size_t errlen);
 

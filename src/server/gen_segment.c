@@ -64,20 +64,20 @@ static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
     snprintf(err, errlen, "generator %s: %s", spec->name, why);
     goto fail;
   }
-  /* The embedded default, a file in the state directory, is made at first start; a
-   * file the generator names, and the other backends' rows and keys, are made by
-   * `idgen segment init` (a fetch never makes them, so a removed file stops the
-   * sequence instead of starting it again at 1). */
-  if (!strcmp(spec->backend, "file") && !spec->dsn[0]) {
-    rc = s->backend->vtable->init(s->backend, spec->name, spec->step);
-    if (rc < 0) {
-      snprintf(err, errlen, "generator %s: %s", spec->name, s->backend->why);
-      goto fail;
-    }
-    if (rc == 0)
-      idgen__log("info", "segment_init", "generator=%s created %ssegment-%s", spec->name,
-                 dsn, spec->name);
+  /* The file backend: the name is claimed host-wide (one file per name on a host), and
+   * its file must hold a record. The embedded default, a file in the state directory,
+   * is made at the first start in that directory; one the directory made and lost, a
+   * file the generator names, and the other backends' rows and keys, only by `idgen
+   * segment init` (a fetch never makes them, so a removed file stops the sequence
+   * instead of starting it again at 1). */
+  rc = idgen__segment_file_start(s->backend, spec->lease.ns, spec->name, !spec->dsn[0]);
+  if (rc < 0) {
+    snprintf(err, errlen, "generator %s: %s", spec->name, s->backend->why);
+    goto fail;
   }
+  if (rc == 0)
+    idgen__log("info", "segment_init", "generator=%s created %ssegment-%s", spec->name, dsn,
+               spec->name);
   idgen__segment_config c;
   idgen__gen_spec_segment_config(spec, s->backend, env->clock, &c);
   rc = idgen__segment_new(&s->seg, &c, why, sizeof why);

@@ -133,6 +133,21 @@ int main(int argc, char **argv) {
   c.prefetch_pct = (int)prefetch;
   c.retry_ns = retry_ms * 1000000;
   idgen__segment *seg = NULL;
+  c.manual = 1; /* the config checked first, without a fetcher */
+  if (idgen__segment_new(&seg, &c, err, sizeof err)) {
+    fprintf(stderr, "segment_load: %s\n", err);
+    idgen__segment_backend_free(b);
+    return 2;
+  }
+  idgen__segment_free(seg);
+  seg = NULL;
+  c.manual = 0;
+  const char *ns = getenv("IDGEN_NAMESPACE"); /* the file backend's claim, as idgen's */
+  if (idgen__segment_file_start(b, ns && *ns ? ns : "default", name, 0) < 0) {
+    fprintf(stderr, "segment_load: %s\n", b->why);
+    idgen__segment_backend_free(b);
+    return 1;
+  }
   if (idgen__segment_new(&seg, &c, err, sizeof err)) {
     fprintf(stderr, "segment_load: %s\n", err);
     idgen__segment_backend_free(b);
