@@ -17,7 +17,8 @@
  * none takes one until its end is in the counter, and no isolation level or binlog
  * format changes that (MAX(id) could not see values in flight, and read without locks
  * at READ-COMMITTED). A crash between two steps loses numbers, never repeats them:
- * after the first REPLACE v is spent; the second is one autocommit statement. The
+ * after the first REPLACE v is spent, and the block is handed out only after UNLOCK
+ * (which commits, should the session not be in autocommit mode). The
  * floor lifts a server to above the other's last block, so one generator's numbers
  * rise while it alternates between servers. Fetches alternate, and skip a server that
  * failed for a second; servers set up to collide stop every fetch. */
@@ -122,12 +123,11 @@ static int connect_server(mariadb_backend *m, server *s) {
     disconnect(s);
     return rc;
   }
-  /* Each statement of a fetch commits on its own (a server whose default is autocommit=0
-   * would keep the block uncommitted until UNLOCK), and LOCK TABLES waits for the
-   * table's other users no longer than a request may take. */
-  char session[96];
-  snprintf(session, sizeof session, "SET SESSION autocommit = 1, lock_wait_timeout = %u",
-           m->timeout_s);
+  /* LOCK TABLES waits for the table's other users no longer than a request may take: a
+   * request still queued after its client gave up would hold back every one-number
+   * client behind it until the server's lock_wait_timeout (a day). */
+  char session[64];
+  snprintf(session, sizeof session, "SET SESSION lock_wait_timeout = %u", m->timeout_s);
   if (mysql_query(s->conn, session))
     return server_error(m, s, "session settings");
   if (mysql_query(s->conn, "SELECT @@auto_increment_increment, @@auto_increment_offset"))
@@ -163,7 +163,7 @@ static int take_block(mariadb_backend *m, server *s, const char *name, uint64_t 
   uint64_t inc = s->increment, off = s->offset;
   char sql[256];
   snprintf(sql, sizeof sql, "REPLACE INTO `%s` (stub) VALUES ('%s')", m->table, name);
-  int rc = query(m, s, "replace", sql);
+  int rc = query(m, s, "replace (take a value)", sql);
   if (rc)
     return rc;
   uint64_t v = mysql_insert_id(s->conn);
@@ -191,7 +191,7 @@ static int take_block(mariadb_backend *m, server *s, const char *name, uint64_t 
   uint64_t end = first + (step - 1) * inc;
   snprintf(sql, sizeof sql, "REPLACE INTO `%s` (id, stub) VALUES (%" PRIu64 ", '%s')",
            m->table, end, name);
-  if ((rc = query(m, s, "replace", sql)))
+  if ((rc = query(m, s, "replace (block end)", sql)))
     return rc;
   *out = (idgen__segment_block){end, step, inc};
   return 0;
@@ -222,8 +222,9 @@ static int fetch_once(mariadb_backend *m, server *s, const char *name, uint64_t 
 }
 
 /* fetch_once, and once more on a new connection if a kept one turned out to be broken
- * (the server restarted since the last call). LAST_INSERT_ID() belongs to a connection,
- * so both statements run again: a block whose reply was lost is lost, never reused. */
+ * (the server restarted since the last call). The lock and the insert id belong to a
+ * connection, so every statement runs again: a block whose reply was lost is lost,
+ * never reused. */
 static int fetch_from(mariadb_backend *m, server *s, const char *name, uint64_t step,
                       uint64_t floor, idgen__segment_block *out) {
   int kept = s->conn != NULL;

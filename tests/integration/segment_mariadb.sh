@@ -133,58 +133,56 @@ SETTINGS=(
 # twice FILES...: how many numbers occur more than once in the histories.
 twice() { numbers_of "$@" | sort -n | uniq -d | wc -l; }
 
-if part isolation; then
-  # 8 processes, blocks of 10, one name: no two fetches may overlap at any level.
-  for s in "${SETTINGS[@]}"; do
-    read -r level opts <<<"$s"
-    read -ra opts <<<"$opts"
-    ticket_servers "iso-$level" "${opts[@]}"
-    seg init iso >/dev/null
-    pids=()
-    for i in $(seq 8); do
-      load "iso-$level-$i" iso --count 5000 --step 10 --max-step 10
-      pids+=("$LOAD_PID")
-    done
-    for p in "${pids[@]}"; do wait "$p" || fail "a load process failed at $level"; done
-    logs=("$T/iso-$level"-*.log)
-    all=$(numbers_of "${logs[@]}" | wc -l) dup=$(twice "${logs[@]}")
-    echo "$level (${opts[*]}): $dup of $all numbers handed out twice"
-    [[ $all -eq 40000 && $dup -eq 0 ]] || fail "$level: $all numbers, $dup twice"
-    check_histories "${logs[@]}"
-    ok "8 processes, blocks of 10, ${opts[*]}: 40000 numbers, none twice"
-    stop_servers
-    CLUSTERS=()
+# isolation LEVEL: 8 processes, blocks of 10, one name: no two fetches may overlap.
+isolation() {
+  seg init iso >/dev/null
+  local pids=() i p logs all dup
+  for i in $(seq 8); do
+    load "iso-$1-$i" iso --count 5000 --step 10 --max-step 10
+    pids+=("$LOAD_PID")
   done
-fi
+  for p in "${pids[@]}"; do wait "$p" || fail "a load process failed at $1"; done
+  logs=("$T/iso-$1"-*.log)
+  all=$(numbers_of "${logs[@]}" | wc -l) dup=$(twice "${logs[@]}")
+  echo "$1: $dup of $all numbers handed out twice"
+  [[ $all -eq 40000 && $dup -eq 0 ]] || fail "$1: $all numbers, $dup twice"
+  check_histories "${logs[@]}"
+  ok "$1: 8 processes taking blocks of 10: 40000 numbers, none twice"
+}
 
-if part shared; then
-  # 4 processes and 4 of Flickr's one-number clients (two on each server) on one
-  # ticket table: no number may reach both.
+# shared LEVEL: 4 processes and 4 of Flickr's one-number clients (two on each server)
+# on one ticket table: no number may reach both.
+shared() {
+  seg init shared >/dev/null
+  local pids=() i p server both retries
+  for i in 1 2 3 4; do
+    load "seg-$1-$i" shared --count 5000 --step 50 --max-step 50
+    pids+=("$LOAD_PID")
+    server=$(cut -d, -f$((i % 2 + 1)) <<<"$EPS")
+    "$CLIENT" --server "$server" --process "flickr-$1-$i" --name shared \
+      --out "$T/flickr-$1-$i.log" --count 5000 2>"$T/flickr-$1-$i.err" &
+    pids+=($!)
+    load_pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail "a process failed at $1"; done
+  both=$(comm -12 <(numbers_of "$T/seg-$1"-*.log | sort -u) \
+    <(numbers_of "$T/flickr-$1"-*.log | sort -u) | wc -l)
+  retries=$(sed -n 's/^TICKETCLIENT.* retries=//p' "$T/flickr-$1"-*.err |
+    awk '{ n += $1 } END { print n + 0 }')
+  echo "$1: $both numbers handed out by both, of 20000 on each side ($retries retries" \
+    "of the one-number clients)"
+  [[ $both -eq 0 ]] || fail "$1: $both numbers handed out both by idgen and by Flickr's clients"
+  check_histories "$T/seg-$1"-*.log "$T/flickr-$1"-*.log
+  ok "$1: 4 processes and 4 one-number clients on one table: none shared"
+}
+
+if part isolation || part shared; then
   for s in "${SETTINGS[@]}"; do
     read -r level opts <<<"$s"
     read -ra opts <<<"$opts"
-    ticket_servers "shared-$level" "${opts[@]}"
-    seg init shared >/dev/null
-    pids=()
-    for i in 1 2 3 4; do
-      load "seg-$level-$i" shared --count 10000 --step 50 --max-step 50
-      pids+=("$LOAD_PID")
-      server=$(cut -d, -f$((i % 2 + 1)) <<<"$EPS")
-      "$CLIENT" --server "$server" --process "flickr-$level-$i" --name shared \
-        --out "$T/flickr-$level-$i.log" --count 10000 2>"$T/flickr-$level-$i.err" &
-      pids+=($!)
-      load_pids+=($!)
-    done
-    for p in "${pids[@]}"; do wait "$p" || fail "a process failed at $level"; done
-    both=$(comm -12 <(numbers_of "$T/seg-$level"-*.log | sort -u) \
-      <(numbers_of "$T/flickr-$level"-*.log | sort -u) | wc -l)
-    retries=$(sed -n 's/^TICKETCLIENT.* retries=//p' "$T/flickr-$level"-*.err |
-      awk '{ n += $1 } END { print n + 0 }')
-    echo "$level (${opts[*]}): $both numbers handed out by both, of 40000 on each side" \
-      "($retries retries of the one-number clients)"
-    [[ $both -eq 0 ]] || fail "$level: $both numbers handed out both by idgen and by Flickr's clients"
-    check_histories "$T/seg-$level"-*.log "$T/flickr-$level"-*.log
-    ok "4 processes and 4 one-number clients on one table, ${opts[*]}: none shared"
+    ticket_servers "$level" "${opts[@]}"
+    if part isolation; then isolation "$level"; fi
+    if part shared; then shared "$level"; fi
     stop_servers
     CLUSTERS=()
   done
