@@ -834,15 +834,17 @@ EOF
 
 # Segment generators on one MariaDB ticket server (one counter, so a restarted replica
 # starts above everything before it and `idgen check --integers` can ask each replica's
-# numbers to rise), shared by three replicas taking blocks of 10, so that fetches meet
+# numbers to rise), shared by three replicas taking small blocks, so that fetches meet
 # all the time. Faults: r0 SIGKILLed and restarted, the ticket server SIGKILLed and
 # restarted.
-# mdb_segment NAME DESCRIPTION [MARIADBD_OPTION...]: the scenario; with FLICKR=1 one of
-# Flickr's one-number clients takes numbers from the same table all along, its history
-# judged with the replicas' (the name's numbers: none twice across both kinds).
+# mdb_segment NAME STEP FLICKR DESCRIPTION [MARIADBD_OPTION...]: the scenario; with
+# FLICKR 1, one of Flickr's one-number clients takes numbers from the same table all
+# along, its history judged with the replicas' (the name's numbers: none twice across
+# both kinds). Fetches take the table's lock ahead of waiting one-number clients, so
+# blocks of 10 from six clients would leave it a few numbers a second.
 mdb_segment() {
-  local name=$1 what=$2 dir i eps dsn
-  shift 2
+  local name=$1 step=$2 flickr=$3 what=$4 dir i eps dsn
+  shift 4
   begin "$name" "$what"
   INTEGERS=1
   dir=$WORK/mdb-$name
@@ -854,13 +856,13 @@ mdb_segment() {
     { note "segment init failed"; FAILED=$((FAILED + 1)); return; }
   cat >"$SD/generators.yaml" <<EOF
 generators:
-  orders: {kind: segment, backend: mariadb, dsn: "$dsn", step: 10, max_step: 10, retry_ms: 200}
+  orders: {kind: segment, backend: mariadb, dsn: "$dsn", step: $step, max_step: $step, retry_ms: 200}
 EOF
   mkdir -p "$SD/state"
   for i in 0 1 2; do start_replica "$i" "$(file_args wait) --config $SD/generators.yaml"; done
   for i in 0 1 2; do wait_ready "$i" || note "r$i not ready"; done
   for i in 0 1 2; do start_named_clients "$i" orders; done
-  [[ $FLICKR -eq 1 ]] && start_ticket_client "$eps"
+  [[ $flickr -eq 1 ]] && start_ticket_client "$eps"
   sleep "$PHASE"
   stop_replica 0 KILL
   start_replica 0
@@ -870,11 +872,11 @@ EOF
   "$SRC/scripts/mariadb-cluster.sh" restart "$dir" 0
   note "ticket server killed and restarted"
   # Its connection died with the server: a new client, as its user would start.
-  [[ $FLICKR -eq 1 ]] && { wait "${CPID[flickr]}" 2>/dev/null || true; start_ticket_client "$eps"; }
+  [[ $flickr -eq 1 ]] && { wait "${CPID[flickr]}" 2>/dev/null || true; start_ticket_client "$eps"; }
   HEAL_MS=$(now_ms)
   sleep "$PHASE"
   check_recovered 0 1 2
-  [[ $FLICKR -eq 1 ]] && note "the one-number client took $(grep -c . "$SD/flickr.hist") numbers"
+  [[ $flickr -eq 1 ]] && note "the one-number client took $(grep -c . "$SD/flickr.hist") numbers"
   finish
   "$SRC/scripts/mariadb-cluster.sh" stop "$dir"
 }
@@ -885,12 +887,12 @@ start_ticket_client() { # HOST:PORT
 }
 
 scn_segment_mariadb_rc() {
-  FLICKR=0 mdb_segment segment-mariadb-rc "segment generator on a READ-COMMITTED MariaDB ticket server: a replica killed, the server killed" \
+  mdb_segment segment-mariadb-rc 10 0 "segment generator on a READ-COMMITTED MariaDB ticket server: a replica killed, the server killed" \
     --transaction-isolation=READ-COMMITTED
 }
 
 scn_segment_mariadb_flickr() {
-  FLICKR=1 mdb_segment segment-mariadb-flickr "segment generator and one of Flickr's one-number clients on one ticket table: a replica killed, the server killed"
+  mdb_segment segment-mariadb-flickr 200 1 "segment generator and one of Flickr's one-number clients on one ticket table: a replica killed, the server killed"
 }
 
 # Random faults, one after another, for the given seconds.
