@@ -52,8 +52,10 @@ start_one() { # dir i n options...: 0 started, 1 failed (port taken: try another
   d="$dir/m$i"
   [[ $(id -u) -eq 0 ]] && user=(--user=root)
   if [[ ! -d "$d/data" ]]; then
-    mkdir -p "$d"
-    mariadb-install-db --no-defaults --datadir="$d/data" "${user[@]}" --skip-test-db \
+    # A temporary directory of its own: servers bootstrapped at once in a shared /tmp
+    # lost each other's temporary tables ("Unknown table 'mysql.tmp_user_sys'").
+    mkdir -p "$d/tmp"
+    mariadb-install-db --no-defaults --datadir="$d/data" --tmpdir="$d/tmp" "${user[@]}" --skip-test-db \
       --auth-root-authentication-method=normal >"$d/install.log" 2>&1 ||
       { cat "$d/install.log" >&2; die "mariadb-install-db failed for server $i"; }
   fi
@@ -61,7 +63,7 @@ start_one() { # dir i n options...: 0 started, 1 failed (port taken: try another
   port=$(free_port)
   echo "$port" >"$dir/m$i.port"
   echo "mariadbd --no-defaults --datadir=$d/data ${user[*]} --bind-address=127.0.0.1" \
-    "--port=$port --socket=$d/sock --pid-file=$d/pid --log-error=$d/error.log" \
+    "--port=$port --socket=$d/sock --pid-file=$d/pid --log-error=$d/error.log --tmpdir=$d/tmp" \
     "--skip-grant-tables --skip-name-resolve --innodb-buffer-pool-size=32M" \
     "--max-connections=500 --auto-increment-increment=$n --auto-increment-offset=$((i + 1))" \
     "$*" >"$dir/m$i.cmd"

@@ -10,6 +10,8 @@
 #   --idgen PATH      the idgen binary (default $IDGEN_BUILD_DIR/idgen or build/idgen)
 #   --client PATH     chaos_client (default: next to idgen)
 #   --delay PATH      chaos_delay, the delaying TCP proxy (default: next to idgen)
+#   --ticket PATH     segment_ticket_client, Flickr's one-number client (default: next
+#                     to idgen; scenario segment-mariadb-flickr)
 #   --phase S         seconds of load before and after each fault (default 2)
 #   --minutes N       long mode: the mixed scenario repeats, in rounds of at most
 #                     --round S seconds (default 120) each checked on its own, until N
@@ -26,21 +28,22 @@
 #   --keep            keep the working directory (it is kept anyway when a scenario fails)
 # Scenarios: negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart
 #   all-restart etcd-leader etcd-quorum regions exhausted file-restart file-statedir
-#   file-removed netdelay segment mixed
+#   file-removed netdelay segment segment-mariadb-rc segment-mariadb-flickr mixed
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-IDGEN="" CLIENT="" DELAY="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
+IDGEN="" CLIENT="" DELAY="" TICKET="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
      etcd-leader etcd-quorum regions exhausted file-restart file-statedir file-removed netdelay
-     segment mixed)
+     segment segment-mariadb-rc segment-mariadb-flickr mixed)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --idgen) IDGEN=$2; shift 2 ;;
     --client) CLIENT=$2; shift 2 ;;
     --delay) DELAY=$2; shift 2 ;;
+    --ticket) TICKET=$2; shift 2 ;;
     --phase) PHASE=$2; shift 2 ;;
     --minutes) MINUTES=$2; shift 2 ;;
     --round) ROUND=$2; shift 2 ;;
@@ -62,6 +65,7 @@ BUILD=${IDGEN_BUILD_DIR:-$SRC/build}
 IDGEN=${IDGEN:-$BUILD/idgen}
 CLIENT=${CLIENT:-$(dirname "$IDGEN")/chaos_client}
 DELAY=${DELAY:-$(dirname "$IDGEN")/chaos_delay}
+TICKET=${TICKET:-$(dirname "$IDGEN")/segment_ticket_client}
 for b in "$IDGEN" "$CLIENT"; do [[ -x $b ]] || { echo "run.sh: $b not built" >&2; exit 2; }; done
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 command -v etcd >/dev/null && [[ -f $FAKETIME_LIB ]] && command -v jq >/dev/null ||
@@ -76,6 +80,7 @@ ETCD_DIR=$WORK/etcd
 ETCD_B_DIR=$WORK/etcd-b # the second region's etcd (scenario regions)
 PG_DIR=$WORK/pg         # PostgreSQL for the segment generators (scenario segment)
 PG_PORT=""
+MDB_DIRS=()            # MariaDB ticket servers (scenarios segment-mariadb-*)
 EPS="" MOUNTED=() PROXIES=() FAILED=0 LIVENESS=0
 declare -A RPID RHTTP RRESP RARGS CPID
 
@@ -91,11 +96,13 @@ cleanup() {
   [[ -f $ETCD_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
   [[ -f $ETCD_B_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
   [[ -n $PG_PORT ]] && "$SRC/scripts/pg-cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
+  for d in "${MDB_DIRS[@]}"; do "$SRC/scripts/mariadb-cluster.sh" stop "$d" >/dev/null 2>&1 || true; done
   for m in "${MOUNTED[@]}"; do umount -l "$m" 2>/dev/null || true; done
   if [[ $KEEP -eq 0 && $own_work -eq 1 && $FAILED -eq 0 && $rc -eq 0 ]]; then
     rm -rf "$WORK"
   else
     rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ "$PG_DIR/data" 2>/dev/null || true
+    for d in "${MDB_DIRS[@]}"; do rm -rf "$d"/m*/data; done
     log "work dir kept (logs; histories of checked scenarios deleted): $WORK"
   fi
   exit $rc
@@ -825,6 +832,69 @@ EOF
   finish
 }
 
+# Segment generators on one MariaDB ticket server (one counter, so a restarted replica
+# starts above everything before it and `idgen check --integers` can ask each replica's
+# numbers to rise), shared by three replicas taking small blocks, so that fetches meet
+# all the time. Faults: r0 SIGKILLed and restarted, the ticket server SIGKILLed and
+# restarted.
+# mdb_segment NAME STEP FLICKR DESCRIPTION [MARIADBD_OPTION...]: the scenario; with
+# FLICKR 1, one of Flickr's one-number clients takes numbers from the same table all
+# along, its history judged with the replicas' (the name's numbers: none twice across
+# both kinds). Fetches take the table's lock ahead of waiting one-number clients, so
+# blocks of 10 from six clients would leave it a few numbers a second.
+mdb_segment() {
+  local name=$1 step=$2 flickr=$3 what=$4 dir i eps dsn
+  shift 4
+  begin "$name" "$what"
+  INTEGERS=1
+  dir=$WORK/mdb-$name
+  MDB_DIRS+=("$dir")
+  eps=$("$SRC/scripts/mariadb-cluster.sh" start "$dir" 1 "$@" 2>"$SD/mariadb.err") ||
+    { note "MariaDB did not start: $(tail -1 "$SD/mariadb.err")"; FAILED=$((FAILED + 1)); return; }
+  dsn="servers=$eps"
+  "$IDGEN" segment init --backend mariadb --dsn "$dsn" orders >/dev/null ||
+    { note "segment init failed"; FAILED=$((FAILED + 1)); return; }
+  cat >"$SD/generators.yaml" <<EOF
+generators:
+  orders: {kind: segment, backend: mariadb, dsn: "$dsn", step: $step, max_step: $step, retry_ms: 200}
+EOF
+  mkdir -p "$SD/state"
+  for i in 0 1 2; do start_replica "$i" "$(file_args wait) --config $SD/generators.yaml"; done
+  for i in 0 1 2; do wait_ready "$i" || note "r$i not ready"; done
+  for i in 0 1 2; do start_named_clients "$i" orders; done
+  [[ $flickr -eq 1 ]] && start_ticket_client "$eps"
+  sleep "$PHASE"
+  stop_replica 0 KILL
+  start_replica 0
+  wait_ready 0 30 && note "r0 killed and restarted" || note "r0 not ready after restart"
+  "$SRC/scripts/mariadb-cluster.sh" kill "$dir" 0
+  sleep 1
+  "$SRC/scripts/mariadb-cluster.sh" restart "$dir" 0
+  note "ticket server killed and restarted"
+  # Its connection died with the server: a new client, as its user would start.
+  [[ $flickr -eq 1 ]] && { wait "${CPID[flickr]}" 2>/dev/null || true; start_ticket_client "$eps"; }
+  HEAL_MS=$(now_ms)
+  sleep "$PHASE"
+  check_recovered 0 1 2
+  [[ $flickr -eq 1 ]] && note "the one-number client took $(grep -c . "$SD/flickr.hist") numbers"
+  finish
+  "$SRC/scripts/mariadb-cluster.sh" stop "$dir"
+}
+start_ticket_client() { # HOST:PORT
+  "$TICKET" --server "$1" --process flickr --name orders --out "$SD/flickr.hist" \
+    2>>"$SD/flickr.log" &
+  CPID[flickr]=$!
+}
+
+scn_segment_mariadb_rc() {
+  mdb_segment segment-mariadb-rc 10 0 "segment generator on a READ-COMMITTED MariaDB ticket server: a replica killed, the server killed" \
+    --transaction-isolation=READ-COMMITTED
+}
+
+scn_segment_mariadb_flickr() {
+  mdb_segment segment-mariadb-flickr 200 1 "segment generator and one of Flickr's one-number clients on one ticket table: a replica killed, the server killed"
+}
+
 # Random faults, one after another, for the given seconds.
 scn_mixed() { # name, seconds
   local dur=$2
@@ -873,7 +943,7 @@ scn_mixed() { # name, seconds
 
 log "seed $SEED, phase $PHASE s, batch $BATCH, pause $PAUSE_MS ms, TTL $TTL s, work $WORK"
 for s in "${SCENARIOS[@]}"; do
-  case "$s" in negative|file-restart|file-statedir|file-removed) ;; *) etcd_up; break ;; esac
+  case "$s" in negative|file-restart|file-statedir|file-removed|segment-mariadb-*) ;; *) etcd_up; break ;; esac
 done
 for s in "${SCENARIOS[@]}"; do
   case "$s" in
@@ -894,6 +964,8 @@ for s in "${SCENARIOS[@]}"; do
     file-removed) scn_file_removed ;;
     netdelay) scn_netdelay ;;
     segment) scn_segment ;;
+    segment-mariadb-rc) scn_segment_mariadb_rc ;;
+    segment-mariadb-flickr) scn_segment_mariadb_flickr ;;
     mixed)
       if [[ $MINUTES -gt 0 ]]; then
         # Rounds of at most ROUND s, each checked on its own, until the time is up.

@@ -10,8 +10,8 @@ IDGEN=${1:?usage: chaos.sh /path/to/idgen}
 SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
 "$IDGEN" serve --help >/dev/null 2>&1 || { echo "FAIL: $IDGEN has no working 'serve'" >&2; exit 1; }
-for t in chaos_client chaos_delay; do
+for t in chaos_client chaos_delay segment_ticket_client; do
   [[ -x $BUILD/$t ]] || { echo "FAIL: $BUILD/$t not built" >&2; exit 1; }
 done
 exec bash "$SRC/tests/chaos/run.sh" --idgen "$IDGEN" --client "$BUILD/chaos_client" \
-  --delay "$BUILD/chaos_delay" --phase 2 --batch 256 --pause-ms 5 --ttl 4 --strict-liveness
+  --delay "$BUILD/chaos_delay" --ticket "$BUILD/segment_ticket_client" --phase 2 --batch 256 --pause-ms 5 --ttl 4 --strict-liveness

@@ -3,18 +3,37 @@
 # (auto_increment_increment 2, offsets 1 and 2; scripts/mariadb-cluster.sh). Two
 # processes sharing one name, kill -9 mid-block, both servers down and back under load,
 # the step adapting, one server killed while the other carries on, servers that would
-# collide refused, bad configuration.
+# collide refused, bad configuration. Then, on servers of their own started at each
+# isolation level (READ-COMMITTED, REPEATABLE-READ, SERIALIZABLE) with a binary log in
+# each format (ROW, STATEMENT, MIXED): 8 processes fetching small blocks at once, and 4
+# processes sharing the ticket table with 4 of Flickr's one-number clients.
 # Usage: segment_mariadb.sh /path/to/idgen [PART...]   (tests/integration/parts.bash)
 source "$(dirname "$0")/segment_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts collide scenarios one-down restart init-down -- "${@:2}"
+parts collide scenarios one-down restart init-down isolation shared -- "${@:2}"
 command -v mariadbd >/dev/null || "$SRC/scripts/deps.sh" test
+CLIENT=$BUILD/segment_ticket_client
+[[ -x $CLIENT ]] || fail "segment_ticket_client not built at $CLIENT"
 
-EPS=$("$SRC/scripts/mariadb-cluster.sh" start "$T/mdb" 2)
-stop_servers() { "$SRC/scripts/mariadb-cluster.sh" stop "$T/mdb"; }
-echo "ticket servers at $EPS"
+CLUSTERS=()
+stop_servers() {
+  local d
+  for d in "${CLUSTERS[@]}"; do "$SRC/scripts/mariadb-cluster.sh" stop "$d"; done
+}
+# ticket_servers DIR [MARIADBD_OPTION...]: two servers counting apart, under $T/DIR;
+# sets EPS and DSN.
+ticket_servers() {
+  local dir=$T/$1
+  shift
+  CLUSTERS+=("$dir")
+  EPS=$("$SRC/scripts/mariadb-cluster.sh" start "$dir" 2 "$@")
+  DSN="servers=$EPS"
+  echo "ticket servers at $EPS${*:+ ($*)}"
+}
 B=mariadb
-DSN="servers=$EPS"
+if part collide || part scenarios || part one-down || part restart || part init-down; then
+  ticket_servers mdb
+fi
 backend_stop() {
   "$SRC/scripts/mariadb-cluster.sh" kill "$T/mdb" 0
   "$SRC/scripts/mariadb-cluster.sh" kill "$T/mdb" 1
@@ -102,6 +121,80 @@ if part init-down; then
   [[ $status -eq 1 && $(wc -l <"$T/err") -eq 1 ]] && grep -q "${EPS#*,}" "$T/err" ||
     fail "init with a server down: exit $status, $(cat "$T/err")"
   ok "init with a server down: $(cat "$T/err")"
+fi
+
+# The server settings the isolation and shared parts run under: the block fetch must not
+# depend on them.
+SETTINGS=(
+  "rc --transaction-isolation=READ-COMMITTED --log-bin --binlog-format=ROW"
+  "rr --transaction-isolation=REPEATABLE-READ --log-bin --binlog-format=STATEMENT"
+  "ser --transaction-isolation=SERIALIZABLE --log-bin --binlog-format=MIXED"
+)
+# twice FILES...: how many numbers occur more than once in the histories.
+twice() { numbers_of "$@" | sort -n | uniq -d | wc -l; }
+
+# isolation LEVEL: 8 processes, blocks of 10, one name: no two fetches may overlap.
+isolation() {
+  seg init iso >/dev/null
+  local pids=() i p logs all dup
+  for i in $(seq 8); do
+    load "iso-$1-$i" iso --count 5000 --step 10 --max-step 10
+    pids+=("$LOAD_PID")
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail "a load process failed at $1"; done
+  logs=("$T/iso-$1"-*.log)
+  all=$(numbers_of "${logs[@]}" | wc -l) dup=$(twice "${logs[@]}")
+  echo "$1: $dup of $all numbers handed out twice"
+  [[ $all -eq 40000 && $dup -eq 0 ]] || fail "$1: $all numbers, $dup twice"
+  check_histories "${logs[@]}"
+  ok "$1: 8 processes taking blocks of 10: 40000 numbers, none twice"
+}
+
+# shared LEVEL [TABLE ENGINE]: 4 processes and 4 of Flickr's one-number clients (two
+# on each server) on one ticket table (default tickets64, as init makes it): no number
+# may reach both.
+shared() {
+  local table=${2:-tickets64} pids=() i p server both retries
+  DSN="servers=$EPS table=$table" seg init shared >/dev/null
+  if [[ $# -gt 1 ]]; then
+    for server in ${EPS//,/ }; do
+      mariadb --no-defaults -h "${server%:*}" -P "${server#*:}" -u root test \
+        -e "ALTER TABLE $table ENGINE=$3" || fail "ALTER TABLE $table ENGINE=$3 failed"
+    done
+  fi
+  for i in 1 2 3 4; do
+    DSN="servers=$EPS table=$table" load "seg-$1-$i" shared --count 5000 --step 50 --max-step 50
+    pids+=("$LOAD_PID")
+    server=$(cut -d, -f$((i % 2 + 1)) <<<"$EPS")
+    "$CLIENT" --server "$server" --table "$table" --process "flickr-$1-$i" --name shared \
+      --out "$T/flickr-$1-$i.log" --count 5000 2>"$T/flickr-$1-$i.err" &
+    pids+=($!)
+    load_pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail "a process failed at $1"; done
+  both=$(comm -12 <(numbers_of "$T/seg-$1"-*.log | sort -u) \
+    <(numbers_of "$T/flickr-$1"-*.log | sort -u) | wc -l)
+  retries=$(sed -n 's/^TICKETCLIENT.* retries=//p' "$T/flickr-$1"-*.err |
+    awk '{ n += $1 } END { print n + 0 }')
+  echo "$1: $both numbers handed out by both, of 20000 on each side ($retries retries" \
+    "of the one-number clients)"
+  [[ $both -eq 0 ]] || fail "$1: $both numbers handed out both by idgen and by Flickr's clients"
+  check_histories "$T/seg-$1"-*.log "$T/flickr-$1"-*.log
+  ok "$1: 4 processes and 4 one-number clients on one ${3:-InnoDB} table: none shared"
+}
+
+if part isolation || part shared; then
+  for s in "${SETTINGS[@]}"; do
+    read -r level opts <<<"$s"
+    read -ra opts <<<"$opts"
+    ticket_servers "$level" "${opts[@]}"
+    if part isolation; then isolation "$level"; fi
+    if part shared; then shared "$level"; fi
+    # Flickr's own tables were MyISAM: no transactions, the lock alone.
+    if part shared && [[ $level == rr ]]; then shared myisam tickets_myisam MyISAM; fi
+    stop_servers
+    CLUSTERS=()
+  done
 fi
 
 echo "segment_mariadb.sh: all passed"
