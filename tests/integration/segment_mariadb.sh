@@ -6,7 +6,8 @@
 # collide refused, bad configuration. Then, on servers of their own started at each
 # isolation level (READ-COMMITTED, REPEATABLE-READ, SERIALIZABLE) with a binary log in
 # each format (ROW, STATEMENT, MIXED): 8 processes fetching small blocks at once, and 4
-# processes sharing the ticket table with 4 of Flickr's one-number clients.
+# processes sharing the ticket table (also a MyISAM one) with 4 of Flickr's one-number
+# clients (segment_ticket_client); and READ-COMMITTED with a STATEMENT binlog refused.
 # Usage: segment_mariadb.sh /path/to/idgen [PART...]   (tests/integration/parts.bash)
 source "$(dirname "$0")/segment_common.bash"
 source "$(dirname "$0")/parts.bash"
