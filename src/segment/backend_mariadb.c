@@ -204,7 +204,8 @@ static int take_block(mariadb_backend *m, server *s, const char *name, uint64_t 
   /* the first number of this server's class above floor */
   uint64_t above = floor < off ? off : floor - (floor - off) % inc + inc;
   uint64_t first = v > above ? v : above;
-  if (first > IDGEN_SEGMENT_NUMBER_MAX || step - 1 > (IDGEN_SEGMENT_NUMBER_MAX - first) / inc)
+  if (first > IDGEN_SEGMENT_NUMBER_MAX ||
+      step - 1 > (IDGEN_SEGMENT_NUMBER_MAX - first) / inc)
     return idgen__segment_why(&m->base, IDGEN_ERANGE,
                               "mariadb %s:%u: a block of %" PRIu64 " would pass 2^63 - 1",
                               s->host, s->port, step);

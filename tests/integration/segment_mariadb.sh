@@ -6,11 +6,12 @@
 # collide refused, bad configuration. Then, on servers of their own started at each
 # isolation level (READ-COMMITTED, REPEATABLE-READ, SERIALIZABLE) with a binary log in
 # each format (ROW, STATEMENT, MIXED): 8 processes fetching small blocks at once, and 4
-# processes sharing the ticket table with 4 of Flickr's one-number clients.
+# processes sharing the ticket table (also a MyISAM one) with 4 of Flickr's one-number
+# clients (segment_ticket_client); and READ-COMMITTED with a STATEMENT binlog refused.
 # Usage: segment_mariadb.sh /path/to/idgen [PART...]   (tests/integration/parts.bash)
 source "$(dirname "$0")/segment_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts collide scenarios one-down restart init-down isolation shared -- "${@:2}"
+parts collide scenarios one-down restart init-down isolation shared rc-statement -- "${@:2}"
 command -v mariadbd >/dev/null || "$SRC/scripts/deps.sh" test
 CLIENT=$BUILD/segment_ticket_client
 [[ -x $CLIENT ]] || fail "segment_ticket_client not built at $CLIENT"
@@ -195,6 +196,23 @@ if part isolation || part shared; then
     stop_servers
     CLUSTERS=()
   done
+fi
+
+if part rc-statement; then
+  # READ-COMMITTED with a STATEMENT binlog: the server refuses every InnoDB write (its
+  # error 1665), idgen's as Flickr's clients': one clear line, nothing handed out.
+  ticket_servers rc-statement --transaction-isolation=READ-COMMITTED --log-bin --binlog-format=STATEMENT
+  status=0
+  seg init refused >"$T/out" 2>"$T/err" || status=$?
+  [[ $status -eq 1 && ! -s $T/out && $(wc -l <"$T/err") -eq 1 ]] &&
+    grep -q 'BINLOG_FORMAT = STATEMENT' "$T/err" || fail "init at READ-COMMITTED, STATEMENT: exit $status, $(cat "$T/err")"
+  status=0
+  seg next -n 3 --step 5 refused >"$T/out" 2>"$T/err" || status=$?
+  [[ $status -eq 1 && ! -s $T/out && $(wc -l <"$T/err") -eq 1 ]] &&
+    grep -q 'BINLOG_FORMAT = STATEMENT' "$T/err" || fail "next at READ-COMMITTED, STATEMENT: exit $status, $(cat "$T/err")"
+  ok "READ-COMMITTED with a STATEMENT binlog: refused by the server, one line: $(cut -c1-100 "$T/err")"
+  stop_servers
+  CLUSTERS=()
 fi
 
 echo "segment_mariadb.sh: all passed"

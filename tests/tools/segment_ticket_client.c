@@ -44,16 +44,12 @@ static int retryable(unsigned code) {
 }
 
 int main(int argc, char **argv) {
-  static const struct option options[] = {{"server", required_argument, NULL, 's'},
-                                          {"process", required_argument, NULL, 'p'},
-                                          {"name", required_argument, NULL, 'N'},
-                                          {"out", required_argument, NULL, 'o'},
-                                          {"count", required_argument, NULL, 'n'},
-                                          {"stub", required_argument, NULL, 'S'},
-                                          {"table", required_argument, NULL, 't'},
-                                          {"database", required_argument, NULL, 'd'},
-                                          {"pace-us", required_argument, NULL, 'u'},
-                                          {NULL, 0, NULL, 0}};
+  static const struct option options[] = {
+      {"server", required_argument, NULL, 's'},  {"process", required_argument, NULL, 'p'},
+      {"name", required_argument, NULL, 'N'},    {"out", required_argument, NULL, 'o'},
+      {"count", required_argument, NULL, 'n'},   {"stub", required_argument, NULL, 'S'},
+      {"table", required_argument, NULL, 't'},   {"database", required_argument, NULL, 'd'},
+      {"pace-us", required_argument, NULL, 'u'}, {NULL, 0, NULL, 0}};
   const char *server = NULL, *process = NULL, *name = NULL, *out_path = NULL;
   const char *stub = "a", *table = "tickets64", *database = "test";
   long long count = -1, pace_us = 0;
@@ -128,7 +124,8 @@ int main(int argc, char **argv) {
         retries++;
         continue;
       }
-      fprintf(stderr, "segment_ticket_client: %s: %u %s\n", replace, code, mysql_error(conn));
+      fprintf(stderr, "segment_ticket_client: %s: %u %s\n", replace, code,
+              mysql_error(conn));
       rc = 1;
       break;
     }
