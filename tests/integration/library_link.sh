@@ -80,7 +80,7 @@ if cc -o "$dir/app-static" "$dir/app.c" -static $(pkg-config --static --cflags -
   2>"$dir/err"; then
   out=$("$dir/app-static" "$dir/state") && [[ $out =~ ^[0-9]+\ file$ ]] &&
     ok "a static program on pkg-config --static idgen runs: $out" || fail "static program: $out"
-  file "$dir/app-static" | grep -q 'statically linked' && ok "it is statically linked" ||
+  file "$dir/app-static" | grep 'statically linked' >/dev/null && ok "it is statically linked" ||
     fail "not static: $(file "$dir/app-static")"
 else
   cat "$dir/err"; fail "cc -static \$(pkg-config --static --libs idgen)"
@@ -117,7 +117,7 @@ if cc -o "$dir/etcd" "$dir/etcd.c" $(pkg-config --cflags --libs idgen-etcd idgen
   out=$(LD_LIBRARY_PATH=$libdir "$dir/etcd" register)
   [[ $out == IDGEN_EUNAVAIL:*127.0.0.1:1* ]] && ok "etcd registered: etcd's own error: $out" ||
     fail "registered: $out"
-  LD_LIBRARY_PATH=$libdir ldd "$dir/etcd" | grep -q "=> $libdir/libidgen-etcd.so" &&
+  LD_LIBRARY_PATH=$libdir ldd "$dir/etcd" | grep "=> $libdir/libidgen-etcd.so" >/dev/null &&
     ok "it links the installed libidgen-etcd.so" || fail "no libidgen-etcd.so in ldd"
 else
   cat "$dir/err"; fail "cc \$(pkg-config --libs idgen-etcd idgen)"
