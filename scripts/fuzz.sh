@@ -18,7 +18,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
   -DIDGEN_SANITIZE=address,undefined -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" \
   -DIDGEN_WERROR=ON >/dev/null
 cmake --build "$build" -j2 --target idgen_static idgen_opaque_static idgen_etcd_static \
-  idgen_segment idgen_server \
+  idgen_segment idgen_common idgen_server \
   >/dev/null
 libs=$(pkg-config --libs jansson libcurl libcrypto libpq libmariadb libh2o-evloop yaml-0.1)
 
@@ -32,7 +32,8 @@ for src in fuzz/fuzz_*.c; do
   clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -Wall -Wextra -Werror -Iinclude -Isrc "$src" -o "$build/$name" \
-    "$build/libidgen_server.a" "$build/libidgen_segment.a" "$build/libidgen-opaque.a" \
+    "$build/libidgen_server.a" "$build/libidgen_common.a" "$build/libidgen_segment.a" \
+    "$build/libidgen-opaque.a" \
     "$build/libidgen-etcd.a" "$build/libidgen.a" $libs -lm -lpthread
   # Seeds from fuzz/corpus/<target>/ (kept in git); new finds go to build-fuzz only.
   corpus="$build/corpus/$target"
