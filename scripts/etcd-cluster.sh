@@ -9,6 +9,8 @@
 #   scripts/etcd-cluster.sh restart DIR I   start member I again with its old data
 # Files in DIR: endpoints, m<I>.pid, m<I>.url, m<I>.cmd, m<I>.log, m<I>/ (data).
 set -euo pipefail
+# shellcheck source=scripts/cluster_common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_common.bash"
 
 die() { echo "etcd-cluster.sh: $*" >&2; exit 1; }
 command -v etcd >/dev/null || die "etcd not found (scripts/deps.sh test installs etcd-server)"
@@ -115,25 +117,13 @@ leader() {
   die "no leader found"
 }
 
-stop_member() { # dir i sig
-  local pidf="$1/m$2.pid" pid
-  [[ -f "$pidf" ]] || return 0
-  pid=$(cat "$pidf")
-  kill -"$3" "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-  rm -f "$pidf"
-}
+# A member has 10 s to exit before it is killed.
+stop_member() { cluster_stop_member "$1" "$2" "$3" 100; } # dir i sig
 
+# Followers first: a leader stopped together with its followers can hang handing over.
 stop() {
-  local dir=$1 n i lead
-  [[ -f "$dir/members" ]] || return 0
-  n=$(cat "$dir/members")
-  lead=$(leader "$dir" 2>/dev/null || echo -1)
-  for ((i = 0; i < n; i++)); do
-    [[ $i -eq $lead ]] || stop_member "$dir" "$i" TERM
-  done
-  [[ $lead -lt 0 ]] || stop_member "$dir" "$lead" TERM
+  [[ -f "$1/members" ]] || return 0
+  cluster_stop "$1" 100 "$(leader "$1" 2>/dev/null || echo -1)"
 }
 
 cmd=${1:-}

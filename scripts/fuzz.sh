@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds every fuzz/fuzz_*.c as a libFuzzer program (clang, ASan+UBSan) in build-fuzz/
-# and runs each for a bounded time. A crash, leak or failed check exits non-zero.
+# Builds every fuzz/fuzz_*.c as a libFuzzer program (clang, ASan+UBSan; CMake's
+# -DIDGEN_FUZZ=ON, target idgen_fuzz) in build-fuzz/ and runs each for a bounded time.
+# A crash, leak or failed check exits non-zero.
 # Usage: scripts/fuzz.sh [SECONDS] [libFuzzer args...]   (SECONDS per target, default 30)
 # Env: FUZZ_TARGETS="codec ..." runs only those; FUZZ_BUILD_DIR (default build-fuzz).
 set -euo pipefail
@@ -12,15 +13,11 @@ seconds=${1:-30}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 command -v clang >/dev/null || { echo "fuzz.sh: clang not found (scripts/deps.sh test)" >&2; exit 1; }
 
-# The libraries (core and server), instrumented for coverage (fuzzer-no-link), with the
-# sanitizers.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-  -DIDGEN_SANITIZE=address,undefined -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" \
+# The fuzz targets are CMake's (-DIDGEN_FUZZ=ON: clang, every library instrumented for
+# coverage, ASan and UBSan): one build path, the same flags as every other build.
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DIDGEN_FUZZ=ON \
   -DIDGEN_WERROR=ON >/dev/null
-cmake --build "$build" -j2 --target idgen_static idgen_opaque_static idgen_etcd_static \
-  idgen_segment idgen_server \
-  >/dev/null
-libs=$(pkg-config --libs jansson libcurl libcrypto libpq libmariadb libh2o-evloop yaml-0.1)
+cmake --build "$build" -j2 --target idgen_fuzz >/dev/null
 
 status=0
 shopt -s nullglob
@@ -28,12 +25,6 @@ for src in fuzz/fuzz_*.c; do
   name=$(basename "$src" .c)
   target=${name#fuzz_}
   if [[ -n "${FUZZ_TARGETS:-}" && " $FUZZ_TARGETS " != *" $target "* ]]; then continue; fi
-  # shellcheck disable=SC2086
-  clang -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -Wall -Wextra -Werror -Iinclude -Isrc "$src" -o "$build/$name" \
-    "$build/libidgen_server.a" "$build/libidgen_segment.a" "$build/libidgen-opaque.a" \
-    "$build/libidgen-etcd.a" "$build/libidgen.a" $libs -lm -lpthread
   # Seeds from fuzz/corpus/<target>/ (kept in git); new finds go to build-fuzz only.
   corpus="$build/corpus/$target"
   mkdir -p "$corpus"

@@ -11,6 +11,8 @@
 #   scripts/mariadb-cluster.sh restart DIR I      start server I again on its port and data
 # Files in DIR: members, endpoints, m<I>.cmd, m<I>.pid, m<I>.port, m<I>/ (data, logs).
 set -euo pipefail
+# shellcheck source=scripts/cluster_common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_common.bash"
 
 die() { echo "mariadb-cluster.sh: $*" >&2; exit "${2:-1}"; }
 for tool in mariadbd mariadb-install-db mariadb; do
@@ -101,22 +103,9 @@ start() {
   echo "$eps"
 }
 
-stop_one() { # dir i sig
-  local pidf="$1/m$2.pid" pid
-  [[ -f "$pidf" ]] || return 0
-  pid=$(cat "$pidf")
-  kill -"$3" "$pid" 2>/dev/null || true
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-  rm -f "$pidf"
-}
-
-stop() {
-  local dir=$1 n i
-  [[ -f "$dir/members" ]] || return 0
-  n=$(cat "$dir/members")
-  for ((i = 0; i < n; i++)); do stop_one "$dir" "$i" TERM; done
-}
+# A server has 30 s to shut down (InnoDB flushes on TERM) before it is killed.
+stop_one() { cluster_stop_member "$1" "$2" "$3" 300; } # dir i sig
+stop() { cluster_stop "$1" 300; }
 
 restart() { # dir i: same port, same data
   local dir=$1 i=$2 rc=0

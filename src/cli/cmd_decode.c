@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "server/decode_json.h"
+#include "common/decode_json.h"
 
 static const char usage_text[] =
     "usage: idgen decode [--layout L] [--format F] [--json] ID...\n"
@@ -105,7 +105,7 @@ static int decode_id64(const char *text, const decode_opts *o, decoded *d, char 
 }
 
 /* Recognises what kind of value a text is and decodes it: a UUID or a ULID by its shape
- * (server/decode_json.c, shared with the server), else a 64-bit ID. */
+ * (common/decode_json.c, shared with the server), else a 64-bit ID. */
 static int decode_text(const char *text, const decode_opts *o, decoded *d, char *err,
                        size_t errlen) {
   size_t len = strlen(text);
@@ -156,7 +156,7 @@ static void print_text(const decoded *d, int first) {
     printf("%-10s %" PRIu64 "\n", d->fields[i].name, d->fields[i].value);
 }
 
-/* The same object as GET /v1/decode/{id} and RESP DECODE (server/decode_json.c). */
+/* The same object as GET /v1/decode/{id} and RESP DECODE (common/decode_json.c). */
 static int print_json(const decoded *d, const idgen_layout *layout) {
   char json[IDGEN_DECODE_JSON_MAX];
   int n = d->is_wide ? idgen__wide_json(&d->w, json, sizeof json)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "server/config.h"
-#include "server/id_form.h"
+#include "common/id_form.h"
 
 static const char usage_text[] =
     "usage: idgen opaque encode|decode --key-file FILE [--tweak T] [--format F]\n"
@@ -129,7 +129,7 @@ static int permute(const char *action, int argc, char **argv) {
   int n = argc - optind;
   if (n < 1)
     return cli_error(CLI_USAGE, cmd, "no ID given (try --help)");
-  char err[IDGEN_CFG_PATH + 200];
+  char err[PATH_MAX + 200];
   idgen_opaque *o = NULL;
   if (idgen__opaque_open("--key-file", key_file, tweak, strlen(tweak), &o, err,
                          sizeof err) < 0)

@@ -4,6 +4,7 @@
 #define IDGEN_CORE_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define NS_PER_MS INT64_C(1000000)
@@ -16,6 +17,12 @@
 #define IDGEN__EXPORT __attribute__((visibility("default")))
 #else
 #define IDGEN__EXPORT
+/* A failed call's message, printf-formatted into err[0..errlen) when err is given (the
+ * caller's buffer, left alone when NULL or 0 bytes); returns rc, the call's error. The
+ * one formatter of layout, lease and segment configuration errors. */
+int idgen__fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif
 
 /* The one piece of process-wide state in libidgen: bumped in the child of every fork()
@@ -36,5 +43,11 @@ IDGEN__EXPORT void idgen__fork_watch(void);
 static inline uint64_t idgen__fork_generation(void) {
   return atomic_load_explicit(&idgen__fork_gen, memory_order_relaxed);
 }
+
+/* A failed call's message, printf-formatted into err[0..errlen) when err is given (the
+ * caller's buffer, left alone when NULL or 0 bytes); returns rc, the call's error. The
+ * one formatter of layout, lease and segment configuration errors. */
+int idgen__fail(int rc, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -1,7 +1,11 @@
-/* error.c: names and sentences for idgen's error codes and negated errno values. */
+/* error.c: names and sentences for idgen's error codes and negated errno values, and
+ * the one formatter of a failed call's message. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "core/core_internal.h"
 #include "idgen/error.h"
 
 const char *idgen_strerror(int err) {
@@ -39,4 +43,14 @@ const char *idgen_err_name(int err) {
       return name;
   }
   return "UNKNOWN";
+}
+
+int idgen__fail(int rc, char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return rc;
 }

@@ -1,9 +1,9 @@
 /* layout.c: layouts as data: presets, the spec grammar, validation, compose/decompose. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core_internal.h"
 #include "idgen/layout.h"
 
 #define EPOCH_2026 INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
@@ -31,16 +31,8 @@ const char *const *idgen_layout_preset_names(void) {
   return preset_names;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen,
-                                                      const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return IDGEN_ELAYOUT;
-}
+/* A bad layout: its message into err, IDGEN_ELAYOUT returned (core/error.c). */
+#define fail(err, errlen, ...) idgen__fail(IDGEN_ELAYOUT, err, errlen, __VA_ARGS__)
 
 int idgen_layout_preset(const char *name, idgen_layout *out) {
   if (!name || !out)

@@ -102,17 +102,8 @@ const idgen_lease_option *idgen_lease_options(void) {
   return options;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return IDGEN_EINVAL;
-}
+/* A bad value: its message into err, IDGEN_EINVAL returned (core/error.c). */
+#define fail(err, errlen, ...) idgen__fail(IDGEN_EINVAL, err, errlen, __VA_ARGS__)
 
 static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
   if (!s || !*s || !isdigit((unsigned char)*s))

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/core_internal.h"
 #include "segment/segment.h"
 
 #define CACHE_LINE 64
@@ -73,17 +73,8 @@ struct idgen__segment {
   _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return IDGEN_EINVAL;
-}
+/* A bad value: its message into err, IDGEN_EINVAL returned (core/error.c). */
+#define fail(err, errlen, ...) idgen__fail(IDGEN_EINVAL, err, errlen, __VA_ARGS__)
 
 void idgen__segment_config_init(idgen__segment_config *c, const char *name,
                                 idgen__segment_backend *backend, idgen_clock *clock) {

@@ -1,15 +1,15 @@
 /* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
  * generator or ?name=N), /v1/uuid7, /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info,
  * /healthz, /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string;
- * IDs come in any form of server/id_form.h, opaque ones included. */
+ * IDs come in any form of common/id_form.h, opaque ones included. */
 #include "server/api.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "server/decode_json.h"
-#include "server/id_form.h"
+#include "common/decode_json.h"
+#include "common/id_form.h"
 #include "server/status_page.h"
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {

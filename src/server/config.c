@@ -1,7 +1,7 @@
 /* config.c: one table of options gives the flags, the IDGEN_* variables, --help and
- * --print-config, so the four cannot disagree; a second table gives the options of a
- * generator in the config file (--config), the default generator's through the first
- * table's flags. */
+ * --print-config (the last two printed by config_print.c), so the four cannot disagree;
+ * a second table gives the options of a generator in the config file (--config), the
+ * default generator's through the first table's flags. */
 #include "server/config.h"
 
 #include <errno.h>
@@ -11,29 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/id_form.h"
+#include "common/util.h"
 #include "idgen/clock.h"
 #include "lease/lease_internal.h"
 #include "segment/segment.h"
 #include "server/config_file.h"
-#include "server/id_form.h"
-
-typedef enum { OPT_STR, OPT_U64 } opt_kind;
-
-typedef struct opt {
-  const char *name; /* flag without "--"; env is IDGEN_ + upper case, '-' -> '_' */
-  opt_kind kind;
-  size_t off, size;
-  uint64_t min, max;
-  const char *def;
-  const char *help;
-} opt;
+#include "server/config_table.h"
 
 #define S(field)                                                                           \
   OPT_STR, offsetof(idgen__serve_config, field),                                           \
       sizeof(((idgen__serve_config *)0)->field), 0, 0
 #define U(field, lo, hi) OPT_U64, offsetof(idgen__serve_config, field), 0, lo, hi
 
-static const opt opts[] = {
+const idgen__serve_opt idgen__serve_opts[] = {
     {"http", S(http), "127.0.0.1:8080", "HTTP listener ADDR:PORT; empty disables it"},
     {"resp", S(resp), "127.0.0.1:6380",
      "Redis-protocol listener ADDR:PORT; empty disables it"},
@@ -77,7 +68,8 @@ static const opt opts[] = {
     {"shutdown-timeout", U(shutdown_timeout_ms, 0, 600000), "3000",
      "ms to finish in-flight work after SIGTERM/SIGINT"},
 };
-enum { NOPTS = sizeof opts / sizeof opts[0] };
+enum { NOPTS = sizeof idgen__serve_opts / sizeof idgen__serve_opts[0] };
+const size_t idgen__serve_nopts = NOPTS;
 
 /* Where each value came from, for --print-config and messages: "default", "env",
  * "flag", or "file" (then *_lines holds its line in the config file). */
@@ -89,7 +81,7 @@ static const char *lease_sources[LEASE_OPTS_MAX];
 static int lease_lines[LEASE_OPTS_MAX];
 static char loaded_file[IDGEN_CFG_PATH]; /* --config as last loaded, for messages */
 
-static void env_name(const opt *o, char *out, size_t outlen) {
+void idgen__serve_env_name(const idgen__serve_opt *o, char *out, size_t outlen) {
   size_t j = 0;
   const char *prefix = "IDGEN_";
   for (size_t i = 0; prefix[i] && j + 1 < outlen; i++)
@@ -122,7 +114,7 @@ static int parse_u64(const char *value, uint64_t min, uint64_t max, uint64_t *ou
 
 /* Sets one option; what names where the value came from in a message ("--max-count",
  * "IDGEN_MAX_COUNT: --max-count", "FILE:LINE: generators.default.layout"). */
-static int set_value(idgen__serve_config *cfg, const opt *o, const char *value,
+static int set_value(idgen__serve_config *cfg, const idgen__serve_opt *o, const char *value,
                      const char *what, char *err, size_t errlen) {
   char *field = (char *)cfg + o->off;
   if (o->kind == OPT_STR) {
@@ -142,28 +134,13 @@ static int set_value(idgen__serve_config *cfg, const opt *o, const char *value,
 
 /* ---- Generators: the options of the config file's entries ----------------------- */
 
-typedef enum { GK_KIND, GK_STR, GK_U64, GK_LEASE } gen_key_type;
-
-/* One option of a generator entry. Options with a flag set the default generator
- * through that flag (a serve option or a lease option), so that the flag, its IDGEN_*
- * variable and the file's "default" entry meet in one place, the flag winning. */
-typedef struct gen_key {
-  const char *name; /* as the file spells it */
-  unsigned kinds;   /* bit 1 << kind for each kind that takes it */
-  gen_key_type type;
-  size_t off, size; /* GK_STR, GK_U64: the spec's field */
-  uint64_t min, max;
-  const char *flag; /* the default generator's flag, or NULL */
-} gen_key;
-
-#define KB(k) (1u << (k))
 #define SNOW KB(KIND_SNOWFLAKE)
 #define SEG KB(KIND_SEGMENT)
 #define GS(f) GK_STR, offsetof(idgen__gen_spec, f), sizeof(((idgen__gen_spec *)0)->f), 0, 0
 #define GU(f, lo, hi) GK_U64, offsetof(idgen__gen_spec, f), 0, lo, hi
 #define GL GK_LEASE, 0, 0, 0, 0
 
-static const gen_key gen_keys[] = {
+const idgen__gen_key idgen__gen_keys[] = {
     {"kind", (1u << KIND_COUNT) - 1, GK_KIND, 0, 0, 0, 0, NULL},
     {"layout", SNOW, GS(layout), "layout"},
     {"policy", SNOW, GS(policy), "policy"},
@@ -185,33 +162,34 @@ static const gen_key gen_keys[] = {
     {"timeout_ms", SEG, GU(timeout_ms, 100, 600000), NULL},
     {"opaque_key_file", SNOW | SEG, GS(opaque_key_file), "opaque-key-file"},
 };
-enum { NKEYS = sizeof gen_keys / sizeof gen_keys[0] };
+enum { NKEYS = sizeof idgen__gen_keys / sizeof idgen__gen_keys[0] };
+const size_t idgen__gen_nkeys = NKEYS;
 _Static_assert(NKEYS <= IDGEN__GEN_KEYS_MAX, "spec->lines holds every key");
-#define KEY_INHERITED (-1) /* spec->lines: the default generator's value */
 
-static const gen_key *key_named(const char *name) {
+static const idgen__gen_key *key_named(const char *name) {
   for (size_t i = 0; i < NKEYS; i++)
-    if (!strcmp(gen_keys[i].name, name))
-      return &gen_keys[i];
+    if (!strcmp(idgen__gen_keys[i].name, name))
+      return &idgen__gen_keys[i];
   return NULL;
 }
 
-static size_t key_index(const char *name) {
-  return (size_t)(key_named(name) - gen_keys);
+size_t idgen__gen_key_index(const char *name) {
+  return (size_t)(key_named(name) - idgen__gen_keys);
 }
 
 /* "kind, layout, ..." for one kind. */
-static void keys_of(idgen__kind kind, char *out, size_t outlen) {
+void idgen__gen_keys_of(idgen__kind kind, char *out, size_t outlen) {
   size_t n = 0;
   out[0] = '\0';
   for (size_t i = 0; i < NKEYS && n < outlen; i++)
-    if (gen_keys[i].kinds & KB(kind))
-      n += (size_t)snprintf(out + n, outlen - n, "%s%s", n ? ", " : "", gen_keys[i].name);
+    if (idgen__gen_keys[i].kinds & KB(kind))
+      n += (size_t)snprintf(out + n, outlen - n, "%s%s", n ? ", " : "",
+                            idgen__gen_keys[i].name);
 }
 
 static int serve_opt(const char *name) {
   for (size_t i = 0; i < NOPTS; i++)
-    if (!strcmp(opts[i].name, name))
+    if (!strcmp(idgen__serve_opts[i].name, name))
       return (int)i;
   return -1;
 }
@@ -222,6 +200,17 @@ static int lease_opt(const char *name) {
     if (!strcmp(lo[i].name, name))
       return i;
   return -1;
+}
+
+const char *idgen__serve_opt_source(size_t i, int *line) {
+  *line = source_lines[i];
+  return sources[i];
+}
+
+const char *idgen__lease_opt_source(const char *name, int *line) {
+  int i = lease_opt(name);
+  *line = i < 0 ? 0 : lease_lines[i];
+  return i < 0 || !lease_sources[i] ? "default" : lease_sources[i];
 }
 
 /* Sets a lease option; on failure err is "what: <why>", the library's "--name: " or
@@ -260,7 +249,7 @@ static void spec_defaults(const idgen__serve_config *cfg, idgen__gen_spec *s,
   s->lease.worker_id_offset = 0;
   s->lease.datacenter = -1;
   s->lease.range_lo = s->lease.range_hi = -1;
-  s->lines[key_index("namespace")] = KEY_INHERITED;
+  s->lines[idgen__gen_key_index("namespace")] = IDGEN__KEY_INHERITED;
   snprintf(s->backend, sizeof s->backend, "file");
   idgen__segment_config sc;
   idgen__segment_config_init(&sc, NULL, NULL, NULL);
@@ -301,14 +290,14 @@ static void where_option(const idgen__serve_config *cfg, const char *name, const
 
 /* Applies one option of the default entry through its flag, unless an IDGEN_*
  * variable or a flag set it (they win). */
-static int apply_default_flag(idgen__serve_config *cfg, const gen_key *k,
+static int apply_default_flag(idgen__serve_config *cfg, const idgen__gen_key *k,
                               const idgen__config_option *o, const char *what, char *err,
                               size_t errlen) {
   int i = serve_opt(k->flag);
   if (i >= 0) {
     if (strcmp(sources[i], "default"))
       return 0;
-    if (set_value(cfg, &opts[i], o->value, what, err, errlen) < 0)
+    if (set_value(cfg, &idgen__serve_opts[i], o->value, what, err, errlen) < 0)
       return -1;
     sources[i] = "file";
     source_lines[i] = o->line;
@@ -328,9 +317,9 @@ static int apply_option(idgen__serve_config *cfg, idgen__gen_spec *s, int is_def
                         const idgen__config_option *o, char *err, size_t errlen) {
   char what[IDGEN_CFG_PATH + 160], keys[512];
   where_option(cfg, s->name, o->key, o->line, what, sizeof what);
-  const gen_key *k = key_named(o->key);
+  const idgen__gen_key *k = key_named(o->key);
   if (!k || !(k->kinds & KB(s->kind))) {
-    keys_of(s->kind, keys, sizeof keys);
+    idgen__gen_keys_of(s->kind, keys, sizeof keys);
     snprintf(err, errlen, "%s: %s option of a %s generator (it takes: %s)", what,
              k ? "not an" : "unknown", idgen__kind_name(s->kind), keys);
     return -1;
@@ -339,7 +328,7 @@ static int apply_option(idgen__serve_config *cfg, idgen__gen_spec *s, int is_def
     return 0; /* read first, by apply_entry */
   if (is_default && k->flag)
     return apply_default_flag(cfg, k, o, what, err, errlen);
-  size_t i = (size_t)(k - gen_keys);
+  size_t i = (size_t)(k - idgen__gen_keys);
   if (k->type == GK_STR) {
     if (strlen(o->value) >= k->size) {
       snprintf(err, errlen, "%s: value too long (%zu bytes at most)", what, k->size - 1);
@@ -354,7 +343,7 @@ static int apply_option(idgen__serve_config *cfg, idgen__gen_spec *s, int is_def
   } else if (lease_set(&s->lease, k->flag, o->value, what, err, errlen) < 0) {
     return -1;
   }
-  size_t dsn = key_index("dsn"), path = key_index("path");
+  size_t dsn = idgen__gen_key_index("dsn"), path = idgen__gen_key_index("path");
   if ((i == dsn && s->lines[path] > 0) || (i == path && s->lines[dsn] > 0)) {
     snprintf(err, errlen, "%s: give dsn or path, not both", what);
     return -1;
@@ -392,7 +381,7 @@ static int apply_entry(idgen__serve_config *cfg, const idgen__config_entry *e,
   }
   spec_defaults(cfg, s, e->name, kind);
   s->line = e->line;
-  s->lines[key_index("kind")] = kind_opt ? kind_opt->line : 0;
+  s->lines[idgen__gen_key_index("kind")] = kind_opt ? kind_opt->line : 0;
   for (size_t i = 0; i < e->noptions; i++)
     if (apply_option(cfg, s, is_default, &e->options[i], err, errlen) < 0)
       return -1;
@@ -461,50 +450,12 @@ static int load_generators(idgen__serve_config *cfg, char *err, size_t errlen) {
   /* The named ones took the lease options before the default entry set its own:
    * namespace (inherited) is the default's as the flags and the file leave it. */
   for (size_t i = 1; i < cfg->ngens; i++)
-    if (cfg->gens[i].lines[key_index("namespace")] == KEY_INHERITED)
+    if (cfg->gens[i].lines[idgen__gen_key_index("namespace")] == IDGEN__KEY_INHERITED)
       snprintf(cfg->gens[i].lease.ns, sizeof cfg->gens[i].lease.ns, "%s", cfg->lease.ns);
   rc = default_from_flags(cfg, &cfg->gens[0], err, errlen);
 done:
   idgen__config_file_free(&file);
   return rc;
-}
-
-static void usage(FILE *out) {
-  fprintf(out, "usage: idgen serve [options]\n\n"
-               "Runs the ID service: HTTP/JSON and the Redis protocol (RESP2) on one event "
-               "loop per\n"
-               "thread. Every option can also be set by the environment variable shown; "
-               "flags win.\n"
-               "The generators are the default one (the options below) and those --config "
-               "names.\n\n");
-  for (size_t i = 0; i < NOPTS; i++) {
-    char env[64];
-    env_name(&opts[i], env, sizeof env);
-    fprintf(out, "  --%s=%s\n      %s (default \"%s\"; %s)\n", opts[i].name,
-            opts[i].kind == OPT_STR ? "TEXT" : "N", opts[i].help, opts[i].def, env);
-  }
-  fprintf(out, "\nWorker-ID lease (see docs/leases.md; default: the file provider):\n");
-  const idgen_lease_option *lo = idgen_lease_options();
-  for (size_t i = 0; lo[i].name; i++)
-    fprintf(out, "  --%s%s%s\n      %s%s%s%s\n", lo[i].name, lo[i].has_arg ? "=" : "",
-            lo[i].has_arg ? lo[i].arg : "", lo[i].help, lo[i].env ? " (" : "",
-            lo[i].env ? lo[i].env : "", lo[i].env ? ")" : "");
-  fprintf(out,
-          "\nGenerators of the --config file (YAML: generators: NAME: {kind: K, ...}),\n"
-          "served as GET /v1/id?name=NAME, /v1/ids?name=NAME&count=N, RESP ID NAME,\n"
-          "IDS NAME N (docs/generators.md). The options of each kind:\n");
-  static const idgen__kind order[] = {KIND_SNOWFLAKE, KIND_SEGMENT, KIND_UUID7, KIND_UUID4,
-                                      KIND_ULID};
-  for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
-    char keys[512];
-    keys_of(order[k], keys, sizeof keys);
-    fprintf(out, "  %-9s %s\n", idgen__kind_name(order[k]), keys);
-  }
-  fprintf(out,
-          "\n  --print-config\n      print the effective configuration and exit\n"
-          "  --help\n      this text\n\n"
-          "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file.\n"
-          "See docs/server.md for the routes and commands.\n");
 }
 
 void idgen__serve_config_free(idgen__serve_config *cfg) {
@@ -520,7 +471,8 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
   memset(cfg, 0, sizeof *cfg);
   for (size_t i = 0; i < NOPTS; i++) {
     sources[i] = "default";
-    if (set_value(cfg, &opts[i], opts[i].def, "built-in default", err, errlen) < 0)
+    if (set_value(cfg, &idgen__serve_opts[i], idgen__serve_opts[i].def, "built-in default",
+                  err, errlen) < 0)
       return IDGEN_CONFIG_INTERNAL;
   }
   idgen_lease_config_init(&cfg->lease);
@@ -534,13 +486,13 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
     return IDGEN_CONFIG_USAGE;
   for (size_t i = 0; i < NOPTS; i++) {
     char env[64];
-    env_name(&opts[i], env, sizeof env);
+    idgen__serve_env_name(&idgen__serve_opts[i], env, sizeof env);
     const char *v = getenv(env);
     if (!v)
       continue;
     char what[80];
-    snprintf(what, sizeof what, "%s: --%s", env, opts[i].name);
-    if (set_value(cfg, &opts[i], v, what, err, errlen) < 0)
+    snprintf(what, sizeof what, "%s: --%s", env, idgen__serve_opts[i].name);
+    if (set_value(cfg, &idgen__serve_opts[i], v, what, err, errlen) < 0)
       return IDGEN_CONFIG_USAGE;
     sources[i] = "env";
   }
@@ -548,7 +500,8 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
   struct option lopts[NOPTS + LEASE_OPTS_MAX + 3];
   size_t nl = 0;
   for (size_t i = 0; i < NOPTS; i++)
-    lopts[nl++] = (struct option){opts[i].name, required_argument, NULL, (int)(1000 + i)};
+    lopts[nl++] = (struct option){idgen__serve_opts[i].name, required_argument, NULL,
+                                  (int)(1000 + i)};
   for (size_t i = 0; i < nlease; i++)
     lopts[nl++] =
         (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument, NULL,
@@ -564,7 +517,7 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
     if (c == -1)
       break;
     if (c == 'h') {
-      usage(out);
+      idgen__serve_config_usage(out);
       return IDGEN_CONFIG_DONE;
     }
     if (c == 'p') {
@@ -574,8 +527,8 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
     if (c >= 1000 && c < 1000 + (int)NOPTS) {
       size_t i = (size_t)(c - 1000);
       char what[80];
-      snprintf(what, sizeof what, "--%s", opts[i].name);
-      if (set_value(cfg, &opts[i], optarg, what, err, errlen) < 0)
+      snprintf(what, sizeof what, "--%s", idgen__serve_opts[i].name);
+      if (set_value(cfg, &idgen__serve_opts[i], optarg, what, err, errlen) < 0)
         return IDGEN_CONFIG_USAGE;
       sources[i] = "flag";
       continue;
@@ -667,14 +620,14 @@ void idgen__gen_spec_dsn(const idgen__gen_spec *s, char *out, size_t outlen) {
  * ("FILE:LINE: generators.NAME.KEY"), or for the default generator's flag-backed
  * options the flag or variable ("--layout", "IDGEN_LAYOUT"). */
 static void origin(const idgen__gen_spec *s, const char *key, char *out, size_t outlen) {
-  const gen_key *k = key_named(key);
-  int line = s->lines[k - gen_keys];
+  const idgen__gen_key *k = key_named(key);
+  int line = s->lines[k - idgen__gen_keys];
   if (!strcmp(s->name, IDGEN__DEFAULT_GENERATOR) && k->flag) {
     int i = serve_opt(k->flag), l = i < 0 ? lease_opt(k->flag) : -1;
     const char *src = i >= 0 ? sources[i] : lease_sources[l];
     line = i >= 0 ? source_lines[i] : lease_lines[l];
     if (!strcmp(src, "env") && i >= 0) {
-      env_name(&opts[i], out, outlen);
+      idgen__serve_env_name(&idgen__serve_opts[i], out, outlen);
       return;
     }
     if (!strcmp(src, "env")) {
@@ -745,7 +698,7 @@ static int check_snowflake(const idgen__gen_spec *s, char *err, size_t errlen) {
 static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
   char why[IDGEN_SEGMENT_WHY_MAX], prefix[IDGEN_CFG_PATH + 100], dsn[IDGEN_CFG_DSN + 64];
   entry_prefix(s, prefix, sizeof prefix);
-  if (s->lines[key_index("path")] > 0 && strcmp(s->backend, "file")) {
+  if (s->lines[idgen__gen_key_index("path")] > 0 && strcmp(s->backend, "file")) {
     origin(s, "path", prefix, sizeof prefix);
     snprintf(err, errlen, "%s: the %s backend takes a dsn, not a path", prefix, s->backend);
     return -1;
@@ -904,222 +857,4 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
     return -1;
   memset(cfg->auth_token, 0, sizeof cfg->auth_token);
   return cfg->auth_token_file[0] ? load_token(cfg, err, errlen) : 0;
-}
-
-void idgen__dsn_masked(const char *dsn, char *out, size_t outlen) {
-  static const char mask[] = "***";
-  size_t n = 0;
-  const char *scheme = strstr(dsn, "://");
-  const char *at = scheme ? strchr(scheme + 3, '@') : NULL;
-  const char *slash = scheme ? strchr(scheme + 3, '/') : NULL;
-  const char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
-  if (at && slash && slash < at)
-    colon = NULL; /* an '@' past the host is not userinfo */
-  for (const char *p = dsn; *p && n + sizeof mask < outlen;) {
-    if (colon && p == colon + 1) { /* scheme://user:PASSWORD@host */
-      memcpy(out + n, mask, sizeof mask - 1);
-      n += sizeof mask - 1;
-      p = at;
-      continue;
-    }
-    if (!strncasecmp(p, "password=", 9) && (p == dsn || p[-1] == ' ')) {
-      memcpy(out + n, p, 9);
-      memcpy(out + n + 9, mask, sizeof mask - 1);
-      n += 9 + sizeof mask - 1;
-      p += 9;
-      char end = *p == '\'' ? '\'' : ' ';
-      p += end == '\'';
-      while (*p && *p != end)
-        p += *p == '\\' && p[1] ? 2 : 1;
-      p += end == '\'' && *p;
-      continue;
-    }
-    out[n++] = *p++;
-  }
-  out[n] = '\0';
-}
-
-static const char *lease_source(const char *name, char *buf, size_t buflen) {
-  int i = lease_opt(name);
-  if (i < 0 || !lease_sources[i])
-    return "default";
-  if (strcmp(lease_sources[i], "file"))
-    return lease_sources[i];
-  snprintf(buf, buflen, "file:%d", lease_lines[i]);
-  return buf;
-}
-
-static void print_lease(const idgen_lease_config *l, FILE *out) {
-  char b[32];
-#define SRC(name) lease_source(name, b, sizeof b)
-  fprintf(out, "lease = \"%s\"  # %s\n", idgen_lease_kind_name(l->kind), SRC("lease"));
-  fprintf(out, "state-dir = \"%s\"  # %s\n", l->state_dir[0] ? l->state_dir : "(default)",
-          SRC("state-dir"));
-  if (l->worker_id >= 0)
-    fprintf(out, "worker-id = %lld  # %s\n", (long long)l->worker_id, SRC("worker-id"));
-  else
-    fprintf(out, "worker-id = unset  # %s\n", SRC("worker-id"));
-  fprintf(out, "worker-id-offset = %lld  # %s\n", (long long)l->worker_id_offset,
-          SRC("worker-id-offset"));
-  fprintf(out, "pod-index = %lld  # %s\n", (long long)l->pod_index, SRC("pod-index"));
-  if (l->k8s_replicas > 0)
-    fprintf(out, "k8s-replicas = %lld  # %s\n", (long long)l->k8s_replicas,
-            SRC("k8s-replicas"));
-  else
-    fprintf(out, "k8s-replicas = unset  # %s\n", SRC("k8s-replicas"));
-  fprintf(out, "etcd = \"");
-  for (int i = 0; i < l->nendpoints; i++)
-    fprintf(out, "%s%s", i ? "," : "", l->endpoints[i]);
-  fprintf(out, "\"  # %s\n", SRC("etcd"));
-  fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, SRC("namespace"));
-  fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
-          SRC("lease-ttl"));
-  idgen_keeper_config effective; /* what 0 means: min(2000, TTL/3) */
-  idgen_keeper_config_from(&effective, l);
-  fprintf(out, "lease-margin = %lld  # %s%s\n", (long long)effective.margin_ms,
-          SRC("lease-margin"), l->margin_ms ? "" : ": min(2000, TTL/3)");
-  fprintf(out, "hwm-ahead = %lld  # %s\n", (long long)l->ahead_ms, SRC("hwm-ahead"));
-  fprintf(out, "hwm-interval = %lld  # %s\n", (long long)l->hwm_interval_ms,
-          SRC("hwm-interval"));
-  fprintf(out, "hwm-wait-max = %lld  # %s\n", (long long)l->hwm_wait_max_ms,
-          SRC("hwm-wait-max"));
-  fprintf(out, "etcd-timeout = %lld  # %s\n", (long long)l->request_timeout_ms,
-          SRC("etcd-timeout"));
-  fprintf(out, "max-clock-skew = %lld  # %s\n", (long long)l->max_skew_ms,
-          SRC("max-clock-skew"));
-  fprintf(out, "require-ntp-sync = %s  # %s\n", l->require_ntp_sync ? "true" : "false",
-          SRC("require-ntp-sync"));
-  if (l->datacenter >= 0)
-    fprintf(out, "datacenter = %lld  # %s\n", (long long)l->datacenter, SRC("datacenter"));
-  else
-    fprintf(out, "datacenter = unset  # %s\n", SRC("datacenter"));
-  if (l->range_lo >= 0)
-    fprintf(out, "worker-id-range = \"%lld-%lld\"  # %s\n", (long long)l->range_lo,
-            (long long)l->range_hi, SRC("worker-id-range"));
-  else
-    fprintf(out, "worker-id-range = unset  # %s\n", SRC("worker-id-range"));
-  fprintf(out, "region = \"%s\"  # %s\n", l->region, SRC("region"));
-#undef SRC
-}
-
-/* One option of a generator, "key = value  # source", as the flat lines above. */
-static void print_key(const idgen__gen_spec *s, const gen_key *k, FILE *out) {
-  const idgen_lease_config *l = &s->lease;
-  char value[IDGEN_CFG_PATH + 8];
-  switch (k->type) {
-  case GK_KIND:
-    snprintf(value, sizeof value, "\"%s\"", idgen__kind_name(s->kind));
-    break;
-  case GK_STR: {
-    char text[IDGEN_CFG_PATH];
-    if (k->off == offsetof(idgen__gen_spec, dsn))
-      idgen__dsn_masked(s->dsn, text, sizeof text);
-    else
-      snprintf(text, sizeof text, "%s", (const char *)s + k->off);
-    snprintf(value, sizeof value, "\"%s\"", text);
-    break;
-  }
-  case GK_U64: {
-    uint64_t v;
-    memcpy(&v, (const char *)s + k->off, sizeof v);
-    snprintf(value, sizeof value, "%llu", (unsigned long long)v);
-    break;
-  }
-  case GK_LEASE: {
-    int64_t v = !strcmp(k->flag, "datacenter")         ? l->datacenter
-                : !strcmp(k->flag, "worker-id")        ? l->worker_id
-                : !strcmp(k->flag, "worker-id-offset") ? l->worker_id_offset
-                                                       : 0;
-    if (!strcmp(k->flag, "namespace"))
-      snprintf(value, sizeof value, "\"%s\"", l->ns);
-    else if (!strcmp(k->flag, "worker-id-range") && l->range_lo >= 0)
-      snprintf(value, sizeof value, "\"%lld-%lld\"", (long long)l->range_lo,
-               (long long)l->range_hi);
-    else if (v >= 0 && strcmp(k->flag, "worker-id-range"))
-      snprintf(value, sizeof value, "%lld", (long long)v);
-    else
-      snprintf(value, sizeof value, "unset");
-    break;
-  }
-  }
-  size_t i = (size_t)(k - gen_keys);
-  int line = s->lines[i];
-  if (!strcmp(k->name, "dsn") && s->lines[key_index("path")] > 0)
-    line = s->lines[key_index("path")];
-  if (line > 0)
-    fprintf(out, "%s = %s  # file:%d\n", k->name, value, line);
-  else if (line == KEY_INHERITED)
-    fprintf(out, "%s = %s  # the default generator's\n", k->name, value);
-  else if (!strcmp(k->name, "dsn") && !s->dsn[0])
-    fprintf(out, "dsn = \"\"  # default: %s/segment-%s\n",
-            l->state_dir[0] ? l->state_dir : "(the state directory)", s->name);
-  else
-    fprintf(out, "%s = %s  # default\n", k->name, value);
-}
-
-void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
-  print_lease(&cfg->lease, out);
-  for (size_t i = 0; i < NOPTS; i++) {
-    const char *field = (const char *)cfg + opts[i].off;
-    char src[32];
-    if (!strcmp(sources[i], "file"))
-      snprintf(src, sizeof src, "file:%d", source_lines[i]);
-    else
-      snprintf(src, sizeof src, "%s", sources[i]);
-    if (opts[i].kind == OPT_STR) {
-      fprintf(out, "%s = \"%s\"  # %s\n", opts[i].name, field, src);
-    } else {
-      uint64_t v;
-      memcpy(&v, field, sizeof v);
-      fprintf(out, "%s = %llu  # %s\n", opts[i].name, (unsigned long long)v, src);
-    }
-  }
-  /* The generators; the default's flag-backed options are the flat lines above. */
-  for (size_t g = 0; g < cfg->ngens; g++) {
-    const idgen__gen_spec *s = &cfg->gens[g];
-    if (s->line > 0)
-      fprintf(out, "[generators.%s]  # file:%d\n", s->name, s->line);
-    else
-      fprintf(out, "[generators.%s]  # the flags above\n", s->name);
-    for (size_t i = 0; i < NKEYS; i++)
-      if ((gen_keys[i].kinds & KB(s->kind)) && strcmp(gen_keys[i].name, "path") &&
-          !(g == 0 && gen_keys[i].flag))
-        print_key(s, &gen_keys[i], out);
-  }
-}
-
-int idgen__parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port) {
-  const char *colon;
-  const char *h = s;
-  size_t hl;
-  if (*s == '[') {
-    const char *close = strchr(s, ']');
-    if (!close || close[1] != ':')
-      return -1;
-    h = s + 1;
-    hl = (size_t)(close - h);
-    colon = close + 1;
-  } else {
-    colon = strrchr(s, ':');
-    if (!colon)
-      return -1;
-    hl = (size_t)(colon - s);
-  }
-  if (hl == 0 || hl >= hostlen)
-    return -1;
-  const char *p = colon + 1;
-  if (!*p)
-    return -1;
-  unsigned long v = 0;
-  for (; *p; p++) {
-    if (*p < '0' || *p > '9')
-      return -1;
-    v = v * 10 + (unsigned long)(*p - '0');
-    if (v > 65535)
-      return -1;
-  }
-  memcpy(host, h, hl);
-  host[hl] = 0;
-  *port = (uint16_t)v;
-  return 0;
 }

@@ -122,12 +122,7 @@ const idgen__gen_spec *idgen__serve_config_gen(const idgen__serve_config *cfg,
                                                const char *name, size_t len);
 /* 1 for --clock wall (fault tests), 0 for mono. */
 int idgen__serve_wall_clock(const idgen__serve_config *cfg);
-/* A DSN fit to print: the value of every password=... (and a URI's :password@)
- * replaced by "***". */
-void idgen__dsn_masked(const char *dsn, char *out, size_t outlen);
 /* Writes the effective configuration, one "name = value  # source" line each. */
 void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out);
-/* Splits "ADDR:PORT" ("[v6]:PORT" too). Returns 0 or -1. */
-int idgen__parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
 
 #endif

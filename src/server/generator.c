@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/id_form.h"
+#include "common/id_form.h"
 
 static const idgen__gen_class *const classes[KIND_COUNT] = {
     [KIND_SNOWFLAKE] = &idgen__gen_snowflake_class, [KIND_UUID7] = &idgen__gen_uuid7_class,

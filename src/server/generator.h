@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/id_form.h"
 #include "idgen.h"
 #include "server/buf.h"
 #include "server/config.h"
-#include "server/id_form.h"
 
 typedef struct idgen__generator idgen__generator;
 

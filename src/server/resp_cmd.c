@@ -7,8 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server/decode_json.h"
-#include "server/id_form.h"
+#include "common/decode_json.h"
+#include "common/id_form.h"
 #include "server/resp.h"
 #include "server/resp_reply.h"
 
@@ -153,7 +153,7 @@ static idgen__generator *generator_arg(call *x, size_t i, int counted, size_t *n
   return g;
 }
 
-/* Reads the optional form argument of ID and IDS (server/id_form.h; decimal when
+/* Reads the optional form argument of ID and IDS (common/id_form.h; decimal when
  * absent) and checks that it suits generator g; writes the error reply and returns 0
  * if not. */
 static int form_arg(call *x, idgen__generator *g, size_t i, idgen__id_form *form) {

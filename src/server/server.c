@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "server/api.h"
 #include "server/log.h"
 #include "server/netloop.h"

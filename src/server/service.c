@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "idgen/random.h"
-#include "server/id_form.h"
+#include "common/id_form.h"
 #include "server/log.h"
 
 #ifndef IDGEN_VERSION

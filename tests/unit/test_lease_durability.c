@@ -3,7 +3,8 @@
  * -Wl,--wrap=fdatasync), and every way the write can fail (a failed sync, a refused or
  * short write under RLIMIT_FSIZE) comes back as an error, never as a success. A new
  * worker file's directory entry is synced too (-Wl,--wrap=fsync), after its first
- * record, and what was synced is what the next holder starts from. */
+ * record, and what was synced is what the next holder starts from. The wrappers are
+ * tests/unit/fake_sync.c's. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -14,71 +15,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "idgen.h"
 #include "idgen/lease.h"
+#include "fake_sync.h"
 #include "lease/lease_internal.h"
 
 #define T0_MS INT64_C(1780272000000) /* 2026-06-01 */
 
-/* The watched file: its fdatasync calls, what it held at the last one, and an errno to
- * fail them with (0: pass them on). */
-static struct {
-  dev_t dev;
-  ino_t ino;
-  int calls;
-  int64_t hwm_at_sync;
-  int fail_errno;
-} watch;
+/* The watched file's fdatasync calls (fake_sync.h) and the HWM it held at the last. */
+static fake_sync_watch watch;
+static int64_t hwm_at_sync;
 
-int __real_fdatasync(int fd);
-int __wrap_fdatasync(int fd);
-
-int __wrap_fdatasync(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) == 0 && st.st_dev == watch.dev && st.st_ino == watch.ino) {
-    watch.calls++;
-    char buf[1024];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    idgen__record rec;
-    watch.hwm_at_sync =
-        n > 0 && idgen__record_parse(buf, (size_t)n, &rec) == 0 ? rec.hwm_ms : -1;
-    if (watch.fail_errno) {
-      errno = watch.fail_errno;
-      return -1;
-    }
-  }
-  return __real_fdatasync(fd);
+static void record_hwm(int fd, int call) {
+  (void)call;
+  char buf[1024];
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  idgen__record rec;
+  hwm_at_sync = n > 0 && idgen__record_parse(buf, (size_t)n, &rec) == 0 ? rec.hwm_ms : -1;
 }
 
-/* The state directory: its fsync calls, and the HWM that worker-0 held at the first
- * (-1: none, or not a whole record). */
-static struct {
-  dev_t dev;
-  ino_t ino;
-  int calls;
-  int64_t worker0_hwm;
-} dir_watch;
+/* The state directory's fsync calls, and the HWM that worker-0 held at the first (-1:
+ * none, or not a whole record). */
+static fake_sync_watch dir_watch;
+static int64_t worker0_hwm;
 
 static char dir[256];
 
-int __real_fsync(int fd);
-int __wrap_fsync(int fd);
-
-int __wrap_fsync(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dir_watch.dev &&
-      st.st_ino == dir_watch.ino && dir_watch.calls++ == 0) {
-    char path[300];
-    snprintf(path, sizeof path, "%s/worker-0", dir);
-    idgen__record rec;
-    dir_watch.worker0_hwm = idgen__hwm_file_peek(path, &rec) == 0 ? rec.hwm_ms : -1;
-  }
-  return __real_fsync(fd);
+static void peek_worker0(int fd, int call) {
+  (void)fd;
+  if (call != 1)
+    return;
+  char path[300];
+  snprintf(path, sizeof path, "%s/worker-0", dir);
+  idgen__record rec;
+  worker0_hwm = idgen__hwm_file_peek(path, &rec) == 0 ? rec.hwm_ms : -1;
 }
 
 /* Worker IDs are claimed host-wide per namespace: one of this test's own, or another
@@ -87,8 +61,10 @@ static char ns[64];
 
 static int setup(void **state) {
   (void)state;
-  memset(&watch, 0, sizeof watch);
-  memset(&dir_watch, 0, sizeof dir_watch);
+  watch = (fake_sync_watch){.seen = record_hwm};
+  dir_watch = (fake_sync_watch){.seen = peek_worker0};
+  fake_sync_watch_fdatasync(&watch);
+  fake_sync_watch_fsync(&dir_watch);
   snprintf(ns, sizeof ns, "test-durability-%ld", (long)getpid());
   snprintf(dir, sizeof dir, "/tmp/idgen-test-durability-XXXXXX");
   return mkdtemp(dir) ? 0 : -1;
@@ -124,11 +100,7 @@ static idgen_lease *hold_worker_0(void) {
   idgen_lease *l = acquire_worker_0(&g);
   char path[300];
   snprintf(path, sizeof path, "%s/worker-0", dir);
-  struct stat st;
-  assert_int_equal(stat(path, &st), 0);
-  watch.dev = st.st_dev;
-  watch.ino = st.st_ino;
-  watch.calls = 0;
+  assert_int_equal(fake_sync_watch_path(&watch, path), 0);
   return l;
 }
 
@@ -139,12 +111,12 @@ static void test_each_hwm_write_is_synced(void **state) {
     int64_t hwm = T0_MS + 1000 * i;
     assert_int_equal(idgen_lease_write_hwm(l, hwm), 0);
     assert_int_equal(watch.calls, i);
-    assert_true(watch.hwm_at_sync == hwm); /* the sync came after the write */
+    assert_true(hwm_at_sync == hwm); /* the sync came after the write */
   }
   /* the final HWM of a graceful release too */
   assert_int_equal(idgen_lease_release(l, T0_MS + 1500), 0);
   assert_int_equal(watch.calls, 4);
-  assert_true(watch.hwm_at_sync == T0_MS + 1500);
+  assert_true(hwm_at_sync == T0_MS + 1500);
   idgen_lease_free(l);
   /* what was synced is what the next holder starts from */
   idgen_lease_grant g;
@@ -158,16 +130,13 @@ static void test_each_hwm_write_is_synced(void **state) {
  * before the ID is granted. A crash during the wait leaves both for the next holder. */
 static void test_new_worker_file_and_its_directory_synced(void **state) {
   (void)state;
-  struct stat st;
-  assert_int_equal(stat(dir, &st), 0);
-  dir_watch.dev = st.st_dev;
-  dir_watch.ino = st.st_ino;
+  assert_int_equal(fake_sync_watch_path(&dir_watch, dir), 0);
   int64_t before_ms = idgen_wall_ns() / 1000000;
   idgen_lease_grant g;
   idgen_lease *l = acquire_worker_0(&g);
   assert_true(g.hwm_ms > before_ms); /* the wait */
   assert_int_equal(dir_watch.calls, 1);
-  assert_true(dir_watch.worker0_hwm == g.hwm_ms); /* the record came first */
+  assert_true(worker0_hwm == g.hwm_ms); /* the record came first */
   idgen_lease_free(l);
 }
 

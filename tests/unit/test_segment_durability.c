@@ -2,7 +2,8 @@
  * returns (one fdatasync per fetch, after the write; the directory fsync'd when init
  * creates the file: both counted by wrapping them at link time, -Wl,--wrap=...), every
  * way the write can fail comes back as an error and no number of that block is handed
- * out, and the lock keeps a second opener out while it is held. */
+ * out, and the lock keeps a second opener out while it is held. The wrappers are
+ * tests/unit/fake_sync.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,57 +15,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "idgen.h"
 #include "fake_clock.h"
+#include "fake_sync.h"
 #include "segment/segment.h"
 
-/* The watched file's fdatasync calls and what it held at the last one; the fsync calls
- * on directories; an errno to fail the file's syncs with (0: pass them on). */
-static struct {
-  dev_t dev;
-  ino_t ino;
-  int calls;
-  char at_sync[64];
-  int dir_syncs;
-  int fail_errno;
-} watch;
+/* The watched file's fdatasync calls (fake_sync.h) and what it held at the last one;
+ * the fsync calls on directories. */
+static fake_sync_watch watch, dir_watch;
+static char at_sync[64];
 
-int __real_fdatasync(int fd);
-int __wrap_fdatasync(int fd);
-int __real_fsync(int fd);
-int __wrap_fsync(int fd);
-
-int __wrap_fdatasync(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) == 0 && st.st_dev == watch.dev && st.st_ino == watch.ino) {
-    watch.calls++;
-    ssize_t n = pread(fd, watch.at_sync, sizeof watch.at_sync - 1, 0);
-    watch.at_sync[n > 0 ? n : 0] = '\0';
-    if (watch.fail_errno) {
-      errno = watch.fail_errno;
-      return -1;
-    }
-  }
-  return __real_fdatasync(fd);
-}
-
-int __wrap_fsync(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-    watch.dir_syncs++;
-  return __real_fsync(fd);
+static void record_contents(int fd, int call) {
+  (void)call;
+  ssize_t n = pread(fd, at_sync, sizeof at_sync - 1, 0);
+  at_sync[n > 0 ? n : 0] = '\0';
 }
 
 static char dir[256], path[300];
 
 static int setup(void **state) {
   (void)state;
-  memset(&watch, 0, sizeof watch);
+  watch = (fake_sync_watch){.seen = record_contents};
+  dir_watch = (fake_sync_watch){.any_dir = 1};
+  fake_sync_watch_fdatasync(&watch);
+  fake_sync_watch_fsync(&dir_watch);
   snprintf(dir, sizeof dir, "/tmp/idgen-test-segment-durability-XXXXXX");
   if (!mkdtemp(dir))
     return -1;
@@ -86,31 +64,27 @@ static idgen__segment_backend *open_orders(int64_t timeout_ms) {
   assert_int_equal(
       idgen__segment_backend_open(&b, "file", dir, timeout_ms, err, sizeof err), 0);
   assert_int_equal(b->vtable->init(b, "orders", 10), 0);
-  struct stat st;
-  assert_int_equal(stat(path, &st), 0);
-  watch.dev = st.st_dev;
-  watch.ino = st.st_ino;
-  watch.calls = 0;
+  assert_int_equal(fake_sync_watch_path(&watch, path), 0);
   return b;
 }
 
 static void test_each_block_is_synced_before_it_is_handed_out(void **state) {
   (void)state;
   idgen__segment_backend *b = open_orders(0);
-  assert_int_equal(watch.dir_syncs, 1); /* init created the file: its directory too */
+  assert_int_equal(dir_watch.calls, 1); /* init created the file: its directory too */
   idgen__segment_block blk;
   for (int i = 1; i <= 3; i++) {
     assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), 0);
     assert_int_equal(watch.calls, i);
     char want[64];
     snprintf(want, sizeof want, "%020d orders\n", 10 * i);
-    assert_string_equal(watch.at_sync, want); /* the sync came after the write */
+    assert_string_equal(at_sync, want); /* the sync came after the write */
     assert_int_equal(blk.max, 10 * i);
   }
   /* init of an existing file writes and syncs nothing */
   assert_int_equal(b->vtable->init(b, "orders", 10), 1);
   assert_int_equal(watch.calls, 3);
-  assert_int_equal(watch.dir_syncs, 1);
+  assert_int_equal(dir_watch.calls, 1);
   idgen__segment_backend_free(b);
 }
 

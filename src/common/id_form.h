@@ -1,8 +1,8 @@
 /* id_form.h: the forms a client may ask IDs in (a codec, or the opaque form of the ID in
  * a codec), and the opaque permutation of a generator made from its key file. Shared by
  * HTTP, RESP and `idgen opaque`, so the names and messages cannot drift apart. */
-#ifndef IDGEN_SERVER_ID_FORM_H
-#define IDGEN_SERVER_ID_FORM_H
+#ifndef IDGEN_COMMON_ID_FORM_H
+#define IDGEN_COMMON_ID_FORM_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* decode_json.c: `idgen decode --json`'s objects, built in one place: 64-bit IDs,
  * UUIDs (v1, v6 and v7 with their time) and ULIDs. */
-#include "server/decode_json.h"
+#include "common/decode_json.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /* decode_json.h: what `idgen decode` reads and the JSON it prints, shared with the
  * server's GET /v1/decode/{id} and RESP DECODE, so the three cannot drift apart: 64-bit
  * IDs in any codec form, UUIDs of any version, ULIDs. */
-#ifndef IDGEN_SERVER_DECODE_JSON_H
-#define IDGEN_SERVER_DECODE_JSON_H
+#ifndef IDGEN_COMMON_DECODE_JSON_H
+#define IDGEN_COMMON_DECODE_JSON_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* id_form.c: IDs in the form a client asks for, plain or opaque; opaque keys from files. */
-#include "server/id_form.h"
+#include "common/id_form.h"
 
 #include <stdio.h>
 #include <string.h>
