@@ -256,10 +256,166 @@ typedef struct reservation {
   uint64_t ticks, first_seq, count, worker;
 } reservation;
 
+/* reserve() is the hot path: each decision is a step of its own, always inlined, so the
+ * split costs no call. A step returns STEP_GO (on to the next), STEP_RETRY (back to the
+ * top of reserve's loop) or a negative error, which reserve returns. */
+#define HOT static inline __attribute__((always_inline))
+enum { STEP_GO = 0, STEP_RETRY = 1 };
+
+/* One pass of reserve's loop: what it read, and the unit and first sequence number it
+ * means to take. */
+typedef struct attempt {
+  uint64_t state;      /* the state word as read, before the clock */
+  uint64_t last, used; /* its unit and how much of its run is used */
+  int64_t now_ns;
+  uint64_t now_ticks;
+  uint64_t ticks, first; /* the unit to take numbers in, and the first of them */
+} attempt;
+
+/* Sets a sticky refusal (or finds the one in force), counts it and returns it. */
+HOT int refuse_counted(idgen_gen *gen, int err) {
+  err = refuse(gen, err);
+  count_refusal(gen, err);
+  return err;
+}
+
+/* Refusal: a sticky refusal (not armed, lease lost, cap, forked) is in force. */
+HOT int step_refusal(idgen_gen *gen) {
+  int refusal = atomic_load_explicit(&gen->refusal, memory_order_relaxed);
+  if (refusal) {
+    count_refusal(gen, refusal);
+    return refusal;
+  }
+  return STEP_GO;
+}
+
+/* Fork: a forked child shares the parent's worker, cap and state: both would issue the
+ * same IDs. It refuses until armed in the child (one load, no system call). A generator
+ * in shared memory is one state for both: no copy, nothing to refuse (read only when
+ * the generations differ, so private ones pay nothing for it). */
+HOT int step_fork(idgen_gen *gen) {
+  if (atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
+          idgen__fork_generation() &&
+      !gen->process_shared) {
+    return refuse_counted(gen, IDGEN_EFORKED);
+  }
+  return STEP_GO;
+}
+
+/* Deadline: past the lease's deadline the lease may be gone; the refusal sticks. */
+HOT int step_deadline(idgen_gen *gen, int64_t now_ns) {
+  if (now_ns >= atomic_load_explicit(&gen->deadline_ns, memory_order_relaxed)) {
+    return refuse_counted(gen, IDGEN_ELEASE);
+  }
+  return STEP_GO;
+}
+
+/* The clock in the last unit issued (or behind it under LOGICAL): go on in its run. A
+ * full run waits for the next unit, or under LOGICAL and behind, moves on to it rather
+ * than block. */
+HOT int step_same_unit(idgen_gen *gen, attempt *a, int64_t *behind_since) {
+  if (a->now_ticks < a->last && *behind_since < 0) {
+    *behind_since = a->now_ns;
+    atomic_fetch_add_explicit(&gen->clock_back, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&gen->clock_back_logical, 1, memory_order_relaxed);
+  }
+  a->ticks = a->last;
+  a->first = a->used;
+  if (a->used >= gen->seq_limit) {
+    if (a->now_ticks < a->last) {
+      a->ticks = a->last + 1;
+      a->first = 0;
+    } else {
+      atomic_fetch_add_explicit(&gen->seq_waits, 1, memory_order_relaxed);
+      int64_t next_unit = gen->epoch_ns + (int64_t)(a->last + 1) * gen->unit_ns;
+      idgen_clock_spin_ns(gen->clock, next_unit - a->now_ns);
+      return STEP_RETRY;
+    }
+  }
+  return STEP_GO;
+}
+
+/* Clock behind: the clock is behind the last unit issued. FAIL, or a gap past
+ * broken_ns, fails; otherwise wait the gap out and try again, failing once the clock
+ * has been behind for broken_ns. */
+HOT int step_behind(idgen_gen *gen, const attempt *a, int64_t *behind_since) {
+  int64_t gap = gen->epoch_ns + (int64_t)a->last * gen->unit_ns - a->now_ns;
+  if (*behind_since < 0) {
+    *behind_since = a->now_ns;
+    atomic_fetch_add_explicit(&gen->clock_back, 1, memory_order_relaxed);
+  }
+  if (gen->policy == IDGEN_POLICY_FAIL || gap > gen->broken_ns) {
+    atomic_fetch_add_explicit(&gen->clock_back_failed, 1, memory_order_relaxed);
+    return IDGEN_ECLOCKBACK;
+  }
+  if (gap + 1 <= gen->spin_ns)
+    idgen_clock_spin_ns(gen->clock, gap + 1);
+  else
+    idgen_clock_sleep_ns(gen->clock, gap + 1);
+  if (idgen_clock_now_ns(gen->clock) - *behind_since >= gen->broken_ns) {
+    atomic_fetch_add_explicit(&gen->clock_back_failed, 1, memory_order_relaxed);
+    return IDGEN_ECLOCKBACK;
+  }
+  return STEP_RETRY;
+}
+
+/* The unit: a new unit starts a new run, unless the threshold keeps the counter going;
+ * the same unit goes on in its run; a clock behind waits or fails. */
+HOT int step_unit(idgen_gen *gen, attempt *a, int64_t *behind_since) {
+  if (a->now_ticks > a->last) {
+    int carry =
+        gen->seq_threshold && a->used <= gen->seq_threshold && a->used < gen->seq_limit;
+    a->ticks = a->now_ticks;
+    a->first = carry ? a->used : 0;
+    return STEP_GO;
+  }
+  if (a->now_ticks == a->last || gen->policy == IDGEN_POLICY_LOGICAL)
+    return step_same_unit(gen, a, behind_since);
+  return step_behind(gen, a, behind_since);
+}
+
+/* Cap: never past the layout's last unit, nor past the last persisted HWM; at the cap,
+ * wait for the lease to raise it. */
+HOT int step_cap(idgen_gen *gen, uint64_t ticks, uint64_t cap) {
+  if (ticks > gen->max_ticks)
+    return IDGEN_ETIMEEND;
+  if (ticks > cap) {
+    int err = wait_for_cap(gen, ticks);
+    if (err < 0) {
+      count_refusal(gen, err);
+      return err;
+    }
+    return STEP_RETRY;
+  }
+  return STEP_GO;
+}
+
+/* The CAS: takes up to want numbers of the run in one compare-and-swap, and keeps them
+ * only if no re-arm or disarm happened while they were taken. */
+HOT int step_cas(idgen_gen *gen, uint64_t arm, const attempt *a, uint64_t want,
+                 uint64_t *count_out) {
+  uint64_t count = gen->seq_limit - a->first;
+  if (count > want)
+    count = want;
+  uint64_t state = a->state, next = pack(gen, a->ticks, a->first + count);
+  /* seq_cst, with the re-check below: see idgen_gen_disarm. */
+  if (!atomic_compare_exchange_weak_explicit(&gen->state, &state, next,
+                                             memory_order_seq_cst, memory_order_relaxed))
+    return STEP_RETRY;
+  if (a->first == 0) /* a new run closed the old one */
+    atomic_fetch_add_explicit(&gen->issued_closed, a->used, memory_order_relaxed);
+  /* The acquire fence orders the relaxed reads of worker and cap in reserve before the
+   * re-check (a seqlock reader); the seq_cst load pairs with idgen_gen_disarm. */
+  atomic_thread_fence(memory_order_acquire);
+  if (atomic_load_explicit(&gen->arm_seq, memory_order_seq_cst) != arm)
+    return STEP_RETRY;
+  *count_out = count;
+  return STEP_GO;
+}
+
 /* Reserves up to want (>= 1) consecutive sequence numbers in one time unit with one
  * CAS. Returns 0 with *r filled, or a negative error. */
-static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_t want,
-                                                         reservation *r) {
+HOT int reserve(idgen_gen *gen, uint64_t want, reservation *r) {
   int64_t behind_since = -1; /* clock time when this call found the clock behind */
   for (;;) {
     uint64_t arm = atomic_load_explicit(&gen->arm_seq, memory_order_acquire);
@@ -267,117 +423,41 @@ static inline __attribute__((always_inline)) int reserve(idgen_gen *gen, uint64_
       idgen_clock_spin_ns(gen->clock, 0);
       continue;
     }
-    int refusal = atomic_load_explicit(&gen->refusal, memory_order_relaxed);
-    if (refusal) {
-      count_refusal(gen, refusal);
-      return refusal;
-    }
-    /* A forked child shares the parent's worker, cap and state: both would issue the
-     * same IDs. It refuses until armed in the child (one load, no system call). A
-     * generator in shared memory is one state for both: no copy, nothing to refuse
-     * (read only when the generations differ, so private ones pay nothing for it). */
-    if (atomic_load_explicit(&gen->fork_gen, memory_order_relaxed) !=
-            idgen__fork_generation() &&
-        !gen->process_shared) {
-      int err = refuse(gen, IDGEN_EFORKED);
-      count_refusal(gen, err);
-      return err;
-    }
+    int step = step_refusal(gen);
+    if (step == STEP_GO)
+      step = step_fork(gen);
+    if (step < 0)
+      return step;
     uint64_t worker = atomic_load_explicit(&gen->worker, memory_order_relaxed);
     uint64_t cap = atomic_load_explicit(&gen->cap_ticks, memory_order_relaxed);
 
     /* Read the state before the clock: then the clock is at or past any unit another
      * thread stored, and a lost race never looks like a step back. */
-    uint64_t state = atomic_load_explicit(&gen->state, memory_order_acquire);
-    int64_t now_ns = idgen_clock_now_ns(gen->clock);
-    if (now_ns >= atomic_load_explicit(&gen->deadline_ns, memory_order_relaxed)) {
-      int err = refuse(gen, IDGEN_ELEASE);
-      count_refusal(gen, err);
-      return err;
-    }
-    if (now_ns < gen->epoch_ns)
+    attempt a;
+    a.state = atomic_load_explicit(&gen->state, memory_order_acquire);
+    a.now_ns = idgen_clock_now_ns(gen->clock);
+    if ((step = step_deadline(gen, a.now_ns)) < 0)
+      return step;
+    if (a.now_ns < gen->epoch_ns)
       return IDGEN_EBEFOREEPOCH;
-    uint64_t now_ticks = to_ticks(gen, now_ns);
-    uint64_t last = state_ticks(gen, state), used = state_used(gen, state);
+    a.now_ticks = to_ticks(gen, a.now_ns);
+    a.last = state_ticks(gen, a.state);
+    a.used = state_used(gen, a.state);
 
-    uint64_t ticks, first;
-    if (now_ticks > last) {
-      /* A new unit: a new run, unless the threshold keeps the counter going. */
-      int carry = gen->seq_threshold && used <= gen->seq_threshold && used < gen->seq_limit;
-      ticks = now_ticks;
-      first = carry ? used : 0;
-    } else if (now_ticks == last || gen->policy == IDGEN_POLICY_LOGICAL) {
-      if (now_ticks < last && behind_since < 0) {
-        behind_since = now_ns;
-        atomic_fetch_add_explicit(&gen->clock_back, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&gen->clock_back_logical, 1, memory_order_relaxed);
-      }
-      ticks = last;
-      first = used;
-      if (used >= gen->seq_limit) {
-        if (now_ticks < last) {
-          /* LOGICAL and behind: move on to the next unit rather than block. */
-          ticks = last + 1;
-          first = 0;
-        } else {
-          atomic_fetch_add_explicit(&gen->seq_waits, 1, memory_order_relaxed);
-          int64_t next_unit = gen->epoch_ns + (int64_t)(last + 1) * gen->unit_ns;
-          idgen_clock_spin_ns(gen->clock, next_unit - now_ns);
-          continue;
-        }
-      }
-    } else {
-      /* The clock is behind the last unit issued. */
-      int64_t gap = gen->epoch_ns + (int64_t)last * gen->unit_ns - now_ns;
-      if (behind_since < 0) {
-        behind_since = now_ns;
-        atomic_fetch_add_explicit(&gen->clock_back, 1, memory_order_relaxed);
-      }
-      if (gen->policy == IDGEN_POLICY_FAIL || gap > gen->broken_ns) {
-        atomic_fetch_add_explicit(&gen->clock_back_failed, 1, memory_order_relaxed);
-        return IDGEN_ECLOCKBACK;
-      }
-      if (gap + 1 <= gen->spin_ns)
-        idgen_clock_spin_ns(gen->clock, gap + 1);
-      else
-        idgen_clock_sleep_ns(gen->clock, gap + 1);
-      if (idgen_clock_now_ns(gen->clock) - behind_since >= gen->broken_ns) {
-        atomic_fetch_add_explicit(&gen->clock_back_failed, 1, memory_order_relaxed);
-        return IDGEN_ECLOCKBACK;
-      }
+    uint64_t count = 0;
+    step = step_unit(gen, &a, &behind_since);
+    if (step == STEP_GO)
+      step = step_cap(gen, a.ticks, cap);
+    if (step == STEP_GO)
+      step = step_cas(gen, arm, &a, want, &count);
+    if (step == STEP_RETRY)
       continue;
-    }
-
-    if (ticks > gen->max_ticks)
-      return IDGEN_ETIMEEND;
-    if (ticks > cap) {
-      int err = wait_for_cap(gen, ticks);
-      if (err < 0) {
-        count_refusal(gen, err);
-        return err;
-      }
-      continue;
-    }
-    uint64_t count = gen->seq_limit - first;
-    if (count > want)
-      count = want;
-    uint64_t next = pack(gen, ticks, first + count);
-    /* seq_cst, with the re-check below: see idgen_gen_disarm. */
-    if (!atomic_compare_exchange_weak_explicit(&gen->state, &state, next,
-                                               memory_order_seq_cst, memory_order_relaxed))
-      continue;
-    if (first == 0) /* a new run closed the old one */
-      atomic_fetch_add_explicit(&gen->issued_closed, used, memory_order_relaxed);
-    /* The reservation counts only if no re-arm or disarm happened while it was made.
-     * The acquire fence orders the relaxed reads of worker and cap above before the
-     * re-check (a seqlock reader); the seq_cst load pairs with idgen_gen_disarm. */
-    atomic_thread_fence(memory_order_acquire);
-    if (atomic_load_explicit(&gen->arm_seq, memory_order_seq_cst) != arm)
-      continue;
+    if (step < 0)
+      return step;
     if (behind_since >= 0 && gen->policy == IDGEN_POLICY_WAIT)
       atomic_fetch_add_explicit(&gen->clock_back_waited, 1, memory_order_relaxed);
-    r->ticks = ticks;
-    r->first_seq = first;
+    r->ticks = a.ticks;
+    r->first_seq = a.first;
     r->count = count;
     r->worker = worker;
     return 0;
