@@ -364,14 +364,16 @@ static void usage(FILE *out) {
       SHOW_DUPLICATES);
 }
 
-int idgen__cmd_check(int argc, char **argv) {
+#define CHECK_GO (-1) /* parse_args: the options are read, go on */
+
+/* Reads the options into c and sets *first to the first history's index; returns
+ * CHECK_GO, or the exit status when there is nothing more to do (--help, bad usage). */
+static int parse_args(int argc, char **argv, checker *c, int *first) {
   static const struct option options[] = {{"layout", required_argument, NULL, 'l'},
                                           {"integers", no_argument, NULL, 'i'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-  checker c;
-  memset(&c, 0, sizeof c);
   const char *spec = NULL;
   int opt;
   opterr = 0;
@@ -381,10 +383,10 @@ int idgen__cmd_check(int argc, char **argv) {
       spec = optarg;
       break;
     case 'i':
-      c.integers = 1;
+      c->integers = 1;
       break;
     case 'j':
-      c.json = 1;
+      c->json = 1;
       break;
     case 'h':
       usage(stdout);
@@ -399,13 +401,154 @@ int idgen__cmd_check(int argc, char **argv) {
   if (optind == argc)
     return cli_error(CLI_USAGE, "check", "no history files given (see --help)");
   char err[160];
-  if (cli_layout(spec, &c.layout, err, sizeof err) < 0)
+  if (cli_layout(spec, &c->layout, err, sizeof err) < 0)
     return cli_error(CLI_USAGE, "check", "%s", err);
-  if (spec && c.integers)
+  if (spec && c->integers)
     return cli_error(CLI_USAGE, "check", "--layout and --integers do not go together");
+  *first = optind;
+  return CHECK_GO;
+}
+
+/* Maps one history's file read-only (an empty file maps to nothing); an exit status. */
+static int map_history(history *h) {
+  int fd = open(h->path, O_RDONLY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    if (fd >= 0)
+      close(fd);
+    return cli_error(CLI_USAGE, "check", "cannot read '%s'", h->path);
+  }
+  h->len = (size_t)st.st_size;
+  if (h->len) {
+    void *map = mmap(NULL, h->len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      close(fd);
+      return cli_error(CLI_USAGE, "check", "cannot map '%s'", h->path);
+    }
+    madvise(map, h->len, MADV_SEQUENTIAL);
+    h->text = map;
+  }
+  close(fd);
+  return CLI_OK;
+}
+
+/* Maps and scans each history in turn, stopping at the first that fails; an exit
+ * status. */
+static int load(checker *c, history *hs, int nh, char **paths) {
+  for (int f = 0; f < nh; f++) {
+    history *h = &hs[f];
+    h->path = paths[f];
+    int status = map_history(h);
+    if (status != CLI_OK)
+      return status;
+    int rc = scan(c, h);
+    if (rc == IDGEN_ERANGE)
+      return cli_error(CLI_USAGE, "check", "'%s': more than %d sequence names", h->path,
+                       MAX_NAMES);
+    if (rc < 0)
+      return cli_error(CLI_FAILED, "check", "out of memory");
+    if (h->bad_lines)
+      return cli_error(CLI_USAGE, "check", "'%s': %llu malformed lines", h->path,
+                       (unsigned long long)h->bad_lines);
+  }
+  return CLI_OK;
+}
+
+/* What count() found: the duplicates (the first few, with their pools), and the
+ * histories' ordering violations and errors summed. */
+typedef struct tally {
+  uint64_t dups, violations, errors, dup_shown[SHOW_DUPLICATES];
+  int dup_pool[SHOW_DUPLICATES], nshown;
+} tally;
+
+/* Sorts each pool and counts the IDs that occur more than once; an exit status. */
+static int count(checker *c, const history *hs, int nh, tally *t) {
+  for (int k = 0; k < c->npools; k++) {
+    const pool *p = &c->pools[k];
+    if (radix_sort(p->ids, p->n) < 0)
+      return cli_error(CLI_FAILED, "check", "out of memory");
+    for (size_t i = 1; i < p->n; i++)
+      if (p->ids[i] == p->ids[i - 1]) {
+        t->dups++;
+        if (t->nshown < SHOW_DUPLICATES && (i < 2 || p->ids[i - 2] != p->ids[i])) {
+          t->dup_pool[t->nshown] = k;
+          t->dup_shown[t->nshown++] = p->ids[i];
+        }
+      }
+  }
+  for (int f = 0; f < nh; f++) {
+    t->violations += hs[f].order_violations;
+    t->errors += hs[f].errors;
+  }
+  return CLI_OK;
+}
+
+static void report_json(const checker *c, const history *hs, int nh, const tally *t,
+                        FILE *out) {
+  fprintf(out, "{\"ids\":%zu,\"duplicates\":%llu,\"duplicate_examples\":[", c->nids,
+          (unsigned long long)t->dups);
+  for (int i = 0; i < t->nshown; i++)
+    fprintf(out, "%s\"%llu\"", i ? "," : "", (unsigned long long)t->dup_shown[i]);
+  fprintf(out, "],\"order_violations\":%llu,\"errors\":%llu,\"errors_by_kind\":{",
+          (unsigned long long)t->violations, (unsigned long long)t->errors);
+  for (int i = 0; i < c->nkinds; i++) {
+    fprintf(out, "%s\"", i ? "," : "");
+    json_text(out, c->kinds[i].name);
+    fprintf(out, "\":%llu", (unsigned long long)c->kinds[i].count);
+  }
+  fprintf(out, "},\"clients\":[");
+  for (int f = 0; f < nh; f++) {
+    fprintf(out, "%s{\"file\":\"", f ? "," : "");
+    json_text(out, hs[f].path);
+    fprintf(out,
+            "\",\"ids\":%llu,\"errors\":%llu,\"order_violations\":%llu,"
+            "\"longest_unavailability_ms\":%lld,\"longest_gap_ms\":%lld}",
+            (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
+            (unsigned long long)hs[f].order_violations, (long long)hs[f].longest_outage_ms,
+            (long long)hs[f].longest_gap_ms);
+  }
+  fprintf(out, "],\"pass\":%s}\n", t->dups || t->violations ? "false" : "true");
+}
+
+static void report_text(const checker *c, const history *hs, int nh, const tally *t,
+                        FILE *out) {
+  fprintf(out, "histories: %d, IDs: %zu, errors: %llu\n", nh, c->nids,
+          (unsigned long long)t->errors);
+  for (int i = 0; i < c->nkinds; i++)
+    fprintf(out, "  error %s: %llu\n", c->kinds[i].name,
+            (unsigned long long)c->kinds[i].count);
+  for (int k = 0; c->integers && k < c->npools; k++)
+    fprintf(out, "  sequence %s: %zu numbers\n",
+            c->pools[k].name[0] ? c->pools[k].name : "-", c->pools[k].n);
+  fprintf(out, "duplicates: %llu\n", (unsigned long long)t->dups);
+  for (int i = 0; i < t->nshown; i++) {
+    const char *name = c->pools[t->dup_pool[i]].name;
+    fprintf(out, "  %llu", (unsigned long long)t->dup_shown[i]);
+    if (c->integers)
+      fprintf(out, " of %s", name[0] ? name : "-");
+    describe_duplicate(hs, nh, t->dup_shown[i], c->integers ? name : NULL, out);
+    fputc('\n', out);
+  }
+  fprintf(out, "ordering violations: %llu\n", (unsigned long long)t->violations);
+  for (int f = 0; f < nh; f++)
+    fprintf(out,
+            "  %s: %llu IDs, %llu errors, longest unavailability %lld ms, longest gap "
+            "%lld ms\n",
+            hs[f].path, (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
+            (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
+  fprintf(out, "verdict: %s\n", t->dups || t->violations ? "FAIL" : "PASS");
+}
+
+/* Parse, load, count, then report. */
+int idgen__cmd_check(int argc, char **argv) {
+  checker c;
+  memset(&c, 0, sizeof c);
+  int first = 0, status = parse_args(argc, argv, &c, &first);
+  if (status != CHECK_GO)
+    return status;
   pool_of(&c, "", 0); /* Snowflake IDs: one pool */
 
-  int nh = argc - optind, status = CLI_OK;
+  int nh = argc - first;
   history *hs = calloc((size_t)nh, sizeof *hs);
   c.last_by_worker =
       calloc((size_t)idgen_layout_max_worker(&c.layout) + 1, sizeof(uint64_t));
@@ -414,116 +557,17 @@ int idgen__cmd_check(int argc, char **argv) {
     free(c.last_by_worker);
     return cli_error(CLI_FAILED, "check", "out of memory");
   }
-  for (int f = 0; f < nh && status == CLI_OK; f++) {
-    history *h = &hs[f];
-    h->path = argv[optind + f];
-    int fd = open(h->path, O_RDONLY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-      status = cli_error(CLI_USAGE, "check", "cannot read '%s'", h->path);
-      if (fd >= 0)
-        close(fd);
-      break;
-    }
-    h->len = (size_t)st.st_size;
-    if (h->len) {
-      void *map = mmap(NULL, h->len, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (map == MAP_FAILED) {
-        close(fd);
-        status = cli_error(CLI_USAGE, "check", "cannot map '%s'", h->path);
-        break;
-      }
-      madvise(map, h->len, MADV_SEQUENTIAL);
-      h->text = map;
-    }
-    close(fd);
-    int rc = scan(&c, h);
-    if (rc == IDGEN_ERANGE)
-      status = cli_error(CLI_USAGE, "check", "'%s': more than %d sequence names", h->path,
-                         MAX_NAMES);
-    else if (rc < 0)
-      status = cli_error(CLI_FAILED, "check", "out of memory");
-    else if (h->bad_lines)
-      status = cli_error(CLI_USAGE, "check", "'%s': %llu malformed lines", h->path,
-                         (unsigned long long)h->bad_lines);
-  }
-
-  uint64_t dups = 0, violations = 0, errors = 0, dup_shown[SHOW_DUPLICATES];
-  int dup_pool[SHOW_DUPLICATES], nshown = 0;
-  for (int k = 0; k < c.npools && status == CLI_OK; k++) {
-    const pool *p = &c.pools[k];
-    if (radix_sort(p->ids, p->n) < 0) {
-      status = cli_error(CLI_FAILED, "check", "out of memory");
-      break;
-    }
-    for (size_t i = 1; i < p->n; i++)
-      if (p->ids[i] == p->ids[i - 1]) {
-        dups++;
-        if (nshown < SHOW_DUPLICATES && (i < 2 || p->ids[i - 2] != p->ids[i])) {
-          dup_pool[nshown] = k;
-          dup_shown[nshown++] = p->ids[i];
-        }
-      }
-  }
+  tally t;
+  memset(&t, 0, sizeof t);
+  status = load(&c, hs, nh, argv + first);
+  if (status == CLI_OK)
+    status = count(&c, hs, nh, &t);
   if (status == CLI_OK) {
-    for (int f = 0; f < nh; f++) {
-      violations += hs[f].order_violations;
-      errors += hs[f].errors;
-    }
-    FILE *out = stdout;
-    if (c.json) {
-      fprintf(out, "{\"ids\":%zu,\"duplicates\":%llu,\"duplicate_examples\":[", c.nids,
-              (unsigned long long)dups);
-      for (int i = 0; i < nshown; i++)
-        fprintf(out, "%s\"%llu\"", i ? "," : "", (unsigned long long)dup_shown[i]);
-      fprintf(out, "],\"order_violations\":%llu,\"errors\":%llu,\"errors_by_kind\":{",
-              (unsigned long long)violations, (unsigned long long)errors);
-      for (int i = 0; i < c.nkinds; i++) {
-        fprintf(out, "%s\"", i ? "," : "");
-        json_text(out, c.kinds[i].name);
-        fprintf(out, "\":%llu", (unsigned long long)c.kinds[i].count);
-      }
-      fprintf(out, "},\"clients\":[");
-      for (int f = 0; f < nh; f++) {
-        fprintf(out, "%s{\"file\":\"", f ? "," : "");
-        json_text(out, hs[f].path);
-        fprintf(out,
-                "\",\"ids\":%llu,\"errors\":%llu,\"order_violations\":%llu,"
-                "\"longest_unavailability_ms\":%lld,\"longest_gap_ms\":%lld}",
-                (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
-                (unsigned long long)hs[f].order_violations,
-                (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
-      }
-      fprintf(out, "],\"pass\":%s}\n", dups || violations ? "false" : "true");
-    } else {
-      fprintf(out, "histories: %d, IDs: %zu, errors: %llu\n", nh, c.nids,
-              (unsigned long long)errors);
-      for (int i = 0; i < c.nkinds; i++)
-        fprintf(out, "  error %s: %llu\n", c.kinds[i].name,
-                (unsigned long long)c.kinds[i].count);
-      for (int k = 0; c.integers && k < c.npools; k++)
-        fprintf(out, "  sequence %s: %zu numbers\n",
-                c.pools[k].name[0] ? c.pools[k].name : "-", c.pools[k].n);
-      fprintf(out, "duplicates: %llu\n", (unsigned long long)dups);
-      for (int i = 0; i < nshown; i++) {
-        fprintf(out, "  %llu", (unsigned long long)dup_shown[i]);
-        if (c.integers)
-          fprintf(out, " of %s",
-                  c.pools[dup_pool[i]].name[0] ? c.pools[dup_pool[i]].name : "-");
-        describe_duplicate(hs, nh, dup_shown[i],
-                           c.integers ? c.pools[dup_pool[i]].name : NULL, out);
-        fputc('\n', out);
-      }
-      fprintf(out, "ordering violations: %llu\n", (unsigned long long)violations);
-      for (int f = 0; f < nh; f++)
-        fprintf(out,
-                "  %s: %llu IDs, %llu errors, longest unavailability %lld ms, longest gap "
-                "%lld ms\n",
-                hs[f].path, (unsigned long long)hs[f].ids, (unsigned long long)hs[f].errors,
-                (long long)hs[f].longest_outage_ms, (long long)hs[f].longest_gap_ms);
-      fprintf(out, "verdict: %s\n", dups || violations ? "FAIL" : "PASS");
-    }
-    if (dups || violations)
+    if (c.json)
+      report_json(&c, hs, nh, &t, stdout);
+    else
+      report_text(&c, hs, nh, &t, stdout);
+    if (t.dups || t.violations)
       status = CLI_FAILED;
   }
   for (int f = 0; f < nh; f++)
