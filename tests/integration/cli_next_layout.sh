@@ -24,6 +24,36 @@ done
 "$idgen" layout --layout js53 | grep 'passes 2^53:          never' >/dev/null || fail "js53 2^53"
 "$idgen" next --help | grep -- '--policy' >/dev/null || fail "next --help"
 
+# layout --svg: well-formed SVG, one rectangle per run of bits, each as wide as its bits
+check_svg() { # check_svg LAYOUT "name:bits ..." (sign first, as drawn from bit 63 down)
+  "$idgen" layout --svg --layout "$1" > "$dir/layout.svg" || fail "layout --svg --layout $1"
+  /usr/bin/python3 - "$dir/layout.svg" "$2" <<'PY' || fail "layout --svg --layout $1: see above"
+import sys
+import xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()  # raises on malformed XML
+assert root.tag == ns + "svg", root.tag
+px = int(root.get("data-bit-px"))
+boxes = [r for r in root.iter(ns + "rect") if r.get("class") == "field"]
+got = [f"{r.get('data-name')}:{r.get('data-bits')}" for r in boxes]
+assert got == sys.argv[2].split(), f"fields {got}, want {sys.argv[2]}"
+x = float(boxes[0].get("x"))
+for r in boxes:
+    bits, w = int(r.get("data-bits")), float(r.get("width"))
+    assert w == bits * px, f"{r.get('data-name')}: width {w} for {bits} bits at {px} px a bit"
+    assert float(r.get("x")) == x, f"{r.get('data-name')}: at x {r.get('x')}, want {x}"
+    x += w
+assert sum(int(r.get("data-bits")) for r in boxes) == 64
+labels = " ".join(t.text or "" for t in root.iter(ns + "text"))
+for r in boxes:
+    assert r.get("data-name") in labels, f"no label {r.get('data-name')}"
+PY
+}
+check_svg snowflake "sign:1 time:41 worker:10 sequence:12"
+check_svg sonyflake "sign:1 time:39 sequence:8 machine:16"
+check_svg js53 "sign:1 unused:10 time:41 worker:3 sequence:9"
+"$idgen" layout --help | grep -- '--svg' >/dev/null || fail "layout --help has no --svg"
+
 # js53 IDs are exact in a JavaScript number
 id=$("$idgen" next --layout js53)
 [[ $id -le 9007199254740991 ]] || fail "js53 ID $id above 2^53 - 1"
@@ -53,6 +83,7 @@ next --bogus
 next -n
 layout --layout time:41,seq:12
 layout extra
+layout --svg --layout time:41,seq:12
 bench --seconds 99
 bench --seconds x
 nonsense
