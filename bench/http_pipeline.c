@@ -20,8 +20,9 @@
 #include <unistd.h>
 
 static int usage(void) {
-  fprintf(stderr, "usage: bench_http_pipeline --port P [--host H] [--path P] [--requests N] "
-                  "[--depth D]\n");
+  fprintf(stderr,
+          "usage: bench_http_pipeline --port P [--host H] [--path P] [--requests N] "
+          "[--depth D]\n");
   return 2;
 }
 
@@ -36,7 +37,8 @@ static long response_len(const char *b, size_t n) {
     return -1;
   const char *cl = NULL;
   for (const char *p = b; p < end; p++)
-    if ((*p == '\n') && (size_t)(end - p) > 16 && strncasecmp(p + 1, "content-length:", 15) == 0)
+    if ((*p == '\n') && (size_t)(end - p) > 16 &&
+        strncasecmp(p + 1, "content-length:", 15) == 0)
       cl = p + 16;
   if (!cl)
     return -1;
@@ -47,17 +49,28 @@ static long response_len(const char *b, size_t n) {
 int main(int argc, char **argv) {
   const char *host = "127.0.0.1", *path = "/v1/id";
   long port = 0, requests = 20000, depth = 16;
-  static const struct option opts[] = {{"port", 1, 0, 'p'},     {"host", 1, 0, 'H'},
-                                       {"path", 1, 0, 'P'},     {"requests", 1, 0, 'n'},
-                                       {"depth", 1, 0, 'd'},    {0, 0, 0, 0}};
+  static const struct option opts[] = {{"port", 1, 0, 'p'},  {"host", 1, 0, 'H'},
+                                       {"path", 1, 0, 'P'},  {"requests", 1, 0, 'n'},
+                                       {"depth", 1, 0, 'd'}, {0, 0, 0, 0}};
   for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
     switch (c) {
-    case 'p': port = strtol(optarg, NULL, 10); break;
-    case 'H': host = optarg; break;
-    case 'P': path = optarg; break;
-    case 'n': requests = strtol(optarg, NULL, 10); break;
-    case 'd': depth = strtol(optarg, NULL, 10); break;
-    default: return usage();
+    case 'p':
+      port = strtol(optarg, NULL, 10);
+      break;
+    case 'H':
+      host = optarg;
+      break;
+    case 'P':
+      path = optarg;
+      break;
+    case 'n':
+      requests = strtol(optarg, NULL, 10);
+      break;
+    case 'd':
+      depth = strtol(optarg, NULL, 10);
+      break;
+    default:
+      return usage();
     }
   }
   if (optind != argc || port <= 0 || port > 65535 || requests <= 0 || depth <= 0)
@@ -97,7 +110,8 @@ int main(int argc, char **argv) {
     }
     ssize_t k = read(fd, buf + have, sizeof buf - have);
     if (k <= 0) {
-      fprintf(stderr, "bench_http_pipeline: the server closed after %ld answers\n", answered);
+      fprintf(stderr, "bench_http_pipeline: the server closed after %ld answers\n",
+              answered);
       return 1;
     }
     have += (size_t)k;

@@ -109,11 +109,10 @@ static const char *http_date(idgen__http1_session *s) {
  * request was HEAD. keep_alive_10: an HTTP/1.0 client asked to keep the connection. */
 static void write_response(idgen__http1_session *s, const idgen__http_res *res, int head,
                            int keep_alive_10, int close, idgen__buf *out) {
-  const idgen__buf *body = &s->t->out;
   idgen__buf_addf(out, "HTTP/1.1 %d %s\r\ndate: %s\r\nserver: idgen\r\n", res->status,
                   res->reason, http_date(s));
   idgen__buf_addf(out, "content-type: %s\r\ncontent-length: %zu\r\n", res->content_type,
-                  body->len);
+                  res->body_len);
   if (close)
     idgen__buf_adds(out, "connection: close\r\n");
   else if (keep_alive_10)
@@ -125,8 +124,8 @@ static void write_response(idgen__http1_session *s, const idgen__http_res *res, 
   if (res->www_authenticate)
     idgen__buf_adds(out, "www-authenticate: Bearer\r\n");
   idgen__buf_add(out, "\r\n", 2);
-  if (!head && body->len)
-    idgen__buf_add(out, body->data, body->len);
+  if (!head && res->body_len)
+    idgen__buf_add(out, res->body, res->body_len);
 }
 
 /* Answers with a refusal and closes: what follows in the stream cannot be framed. */

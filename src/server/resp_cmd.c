@@ -173,61 +173,34 @@ static int form_arg(call *x, idgen__generator *g, size_t i, idgen__id_form *form
   return 1;
 }
 
-/* ids[0..n) of g in form: one bulk string, or an array of n (many) bulk strings, never
- * integers, in RESP3 too: a JavaScript client would turn a 64-bit integer into a
- * float. An error reply if the opaque forms cannot be made. */
-static void reply_ids(call *x, idgen__generator *g, idgen__id_form form, uint64_t *ids,
-                      size_t n, int many) {
-  int rc = idgen__id_form_prepare(form, g->opaque, ids, n);
+/* n IDs of g in form (idgen__svc_issue): one bulk string, or an array of n (many) bulk
+ * strings, never integers, in RESP3 too: a JavaScript client would turn a 64-bit integer
+ * into a float. All of them or an error, never a short list. */
+static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form, int many) {
+  idgen__issued *r = &x->s->t->issued;
+  int rc = idgen__svc_issue(g, (size_t)n, form, x->s->t->m, r);
   if (rc < 0) {
     issue_error(x, rc);
     return;
   }
   if (many) {
-    idgen__buf_reserve(x->out.buf, n * 28 + 16);
-    idgen__resp_array(&x->out, n);
+    idgen__buf_reserve(x->out.buf, r->n * 48 + 16);
+    idgen__resp_array(&x->out, r->n);
   }
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < r->n; i++) {
+    if (r->is_text) {
+      size_t len;
+      const char *text = idgen__issued_text(r, i, &len);
+      idgen__resp_bulk(&x->out, text, len);
+      continue;
+    }
     char text[IDGEN_FORMAT_MAX];
-    int len = idgen_id_format(ids[i], form.format, g->layout, text, sizeof text);
+    int len = idgen_id_format(r->ids[i], form.format, g->layout, text, sizeof text);
     if (len < 0)
       idgen__resp_null(&x->out); /* an ID its layout cannot write as friendly */
     else
       idgen__resp_bulk(&x->out, text, (size_t)len);
   }
-}
-
-/* n IDs of g in form: one bulk string, or an array (many); all of them or an error,
- * never a short list (IDs issued before a refusal are burnt, never repeated). Text
- * kinds (UUIDs, ULIDs) answer their strings. */
-static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form, int many) {
-  idgen__tctx *t = x->s->t;
-  if (!g->vtable->next_batch) {
-    size_t mark = x->out.buf->len;
-    if (many)
-      idgen__resp_array(&x->out, n);
-    for (uint64_t i = 0; i < n; i++) {
-      char text[64];
-      int len = g->vtable->next_text(g, text, sizeof text);
-      if (len < 0) {
-        x->out.buf->len = mark;
-        issue_error(x, len);
-        return;
-      }
-      idgen__resp_bulk(&x->out, text, (size_t)len);
-    }
-    idgen__metrics_issued(t->m, idgen__generator_kind(g), n);
-    return;
-  }
-  int64_t got = g->vtable->next_batch(g, t->ids, (size_t)n);
-  if (got > 0)
-    idgen__metrics_issued(t->m, idgen__generator_kind(g), (uint64_t)got);
-  if (got < 0 || (uint64_t)got < n) {
-    int64_t again = got < 0 ? got : g->vtable->next_batch(g, t->ids, 1);
-    issue_error(x, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
-    return;
-  }
-  reply_ids(x, g, form, t->ids, (size_t)n, many);
 }
 
 /* ID [name] [form] */
