@@ -106,19 +106,31 @@ static const char *http_date(idgen__http1_session *s) {
 }
 
 /* The status line, the headers (lower case, as h2o wrote them), and the body unless the
- * request was HEAD. keep_alive_10: an HTTP/1.0 client asked to keep the connection. */
+ * request was HEAD. keep_alive_10: an HTTP/1.0 client asked to keep the connection. Put
+ * together piece by piece, not through printf: this runs once a request. */
 static void write_response(idgen__http1_session *s, const idgen__http_res *res, int head,
                            int keep_alive_10, int close, idgen__buf *out) {
-  idgen__buf_addf(out, "HTTP/1.1 %d %s\r\ndate: %s\r\nserver: idgen\r\n", res->status,
-                  res->reason, http_date(s));
-  idgen__buf_addf(out, "content-type: %s\r\ncontent-length: %zu\r\n", res->content_type,
-                  res->body_len);
+  idgen__buf_reserve(out, 160 + res->body_len);
+  idgen__buf_adds(out, "HTTP/1.1 ");
+  idgen__buf_addu(out, (uint64_t)res->status);
+  idgen__buf_addc(out, ' ');
+  idgen__buf_adds(out, res->reason);
+  idgen__buf_adds(out, "\r\ndate: ");
+  idgen__buf_adds(out, http_date(s));
+  idgen__buf_adds(out, "\r\nserver: idgen\r\ncontent-type: ");
+  idgen__buf_adds(out, res->content_type);
+  idgen__buf_adds(out, "\r\ncontent-length: ");
+  idgen__buf_addu(out, res->body_len);
+  idgen__buf_add(out, "\r\n", 2);
   if (close)
     idgen__buf_adds(out, "connection: close\r\n");
   else if (keep_alive_10)
     idgen__buf_adds(out, "connection: keep-alive\r\n");
-  if (res->retry_after_s > 0)
-    idgen__buf_addf(out, "retry-after: %d\r\n", res->retry_after_s);
+  if (res->retry_after_s > 0) {
+    idgen__buf_adds(out, "retry-after: ");
+    idgen__buf_addu(out, (uint64_t)res->retry_after_s);
+    idgen__buf_add(out, "\r\n", 2);
+  }
   if (res->allow)
     idgen__buf_adds(out, "allow: GET, HEAD\r\n");
   if (res->www_authenticate)

@@ -342,9 +342,11 @@ int idgen__svc_issue(idgen__generator *g, size_t n, idgen__id_form form, idgen__
     int64_t again = g->vtable->next_batch(g, r->ids, 1);
     return again < 0 ? (int)again : IDGEN_EEXHAUSTED;
   }
-  int rc = idgen__id_form_prepare(form, g->opaque, r->ids, n);
-  if (rc < 0)
-    return rc;
+  if (form.opaque) {
+    int rc = idgen__id_form_prepare(form, g->opaque, r->ids, n);
+    if (rc < 0)
+      return rc;
+  }
   r->n = n;
   return 0;
 }
