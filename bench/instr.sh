@@ -21,6 +21,7 @@ self cost), writes a JSON and a markdown file. Tests never assert these figures.
   --build DIR    the build dir with idgen and bench_http_pipeline (default: build)
   --json FILE    the result file (default bench/results/instr.json)
   --md FILE      the markdown section (default bench/results/instr.md)
+  --docs         also replace the instructions section of docs/benchmarks.md
   -h, --help     this text
 EOF
 }
@@ -41,7 +42,7 @@ while [[ $# -gt 0 ]]; do
     *) rest+=("$1"); shift ;;
   esac
 done
-bl_options instr "idgen build json md" "${rest[@]+"${rest[@]}"}"
+bl_options instr "idgen build json md docs" "${rest[@]+"${rest[@]}"}"
 pipe="$build_dir/bench_http_pipeline"
 bl_require "$idgen" "$pipe" -- valgrind callgrind_control callgrind_annotate redis-benchmark curl
 bl_check_loopback
@@ -140,3 +141,7 @@ EOF
 echo
 cat "$md"
 bl_log "wrote $json and $md"
+if [[ $docs -eq 1 ]]; then
+  bl_docs_section "$src_dir/docs/benchmarks.md" instr-results "$md"
+  bl_log "updated docs/benchmarks.md"
+fi
