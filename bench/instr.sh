@@ -90,7 +90,8 @@ http_per=$(per "$http_ir")
 resp_per=$(per "$resp_ir")
 verdict() { awk -v a="$1" -v b="$2" 'BEGIN { print (a <= b) ? "pass" : "FAIL" }'; }
 
-# The top functions by self cost, as "instructions-per-request function". The thread
+# The top functions by self cost, as "instructions-per-request file:function" (the file
+# shows inlined code: buf.h:issue is buf.h's inline functions inside issue). The thread
 # entry points (clone, start_thread) carry the zeroed-then-dumped costs of the whole
 # thread in this valgrind's annotate: left out.
 top_of() {
@@ -100,7 +101,7 @@ top_of() {
       list && k < top && $1 ~ /^[0-9,]+$/ && $2 ~ /^\(/ && !/clone\.S:|pthread_create\.c:/ {
         ir = $1; gsub(/,/, "", ir)
         fn = $0; sub(/^ *[0-9,]+ +\([^)]*\) +/, "", fn); sub(/ \[.*$/, "", fn)
-        sub(/^.*:/, "", fn)
+        sub(/^.*\//, "", fn) # file:function, the file without its directories
         printf "%8.0f  %s\n", ir / n, fn
         k++
       }'

@@ -30,7 +30,7 @@ static int eq(const char *s, size_t n, const char *lit) {
   return n == l && memcmp(s, lit, l) == 0;
 }
 
-/* The status line's words and a JSON body for an answer of this status. */
+/* The status line's words for this status, and the JSON content type. */
 static void json_status(idgen__http_res *res, int status) {
   static const struct {
     int status;

@@ -186,6 +186,7 @@ static int form_arg(call *x, idgen__generator *g, size_t i, idgen__id_form *form
 
 /* One 64-bit ID as a bulk string, written in place: "$N\r\n" (IDGEN_FORMAT_MAX < 100),
  * its text, "\r\n"; the null reply for an ID its layout cannot write as friendly. */
+_Static_assert(IDGEN_FORMAT_MAX < 100, "bulk_id writes a length of two digits at most");
 static void bulk_id(call *x, uint64_t id, idgen_format format, const idgen_layout *layout) {
   char *p = idgen__buf_reserve(x->out.buf, IDGEN_FORMAT_MAX + 8);
   if (!p)
