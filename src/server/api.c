@@ -16,13 +16,11 @@ int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
   memset(t, 0, sizeof *t);
   t->svc = svc;
   t->m = idgen__svc_shard(svc, shard);
-  t->ids_cap = idgen__svc_config(svc)->max_count;
-  t->ids = malloc(t->ids_cap * sizeof *t->ids);
-  return t->ids ? 0 : IDGEN_ENOMEM;
+  return idgen__issued_init(&t->issued, (size_t)idgen__svc_config(svc)->max_count);
 }
 
 void idgen__tctx_free(idgen__tctx *t) {
-  free(t->ids);
+  idgen__issued_free(&t->issued);
   idgen__buf_free(&t->out);
   memset(t, 0, sizeof *t);
 }
@@ -32,12 +30,13 @@ static int eq(const char *s, size_t n, const char *lit) {
   return n == l && memcmp(s, lit, l) == 0;
 }
 
-static void json_error(idgen__tctx *t, idgen__http_res *res, int status, const char *code,
-                       const char *message) {
+/* The status line's words for this status, and the JSON content type. */
+static void json_status(idgen__http_res *res, int status) {
   static const struct {
     int status;
     const char *reason;
-  } reasons[] = {{400, "Bad Request"},
+  } reasons[] = {{200, "OK"},
+                 {400, "Bad Request"},
                  {401, "Unauthorized"},
                  {403, "Forbidden"},
                  {404, "Not Found"},
@@ -53,12 +52,25 @@ static void json_error(idgen__tctx *t, idgen__http_res *res, int status, const c
     if (reasons[i].status == status)
       res->reason = reasons[i].reason;
   res->content_type = "application/json";
+}
+
+/* "error":{"code":"…","message":"…"}: a member of the body's object. */
+static void add_error(idgen__buf *out, const char *code, const char *message) {
+  idgen__buf_adds(out, "\"error\":{\"code\":");
+  idgen__buf_add_json_str(out, code, strlen(code));
+  idgen__buf_adds(out, ",\"message\":");
+  idgen__buf_add_json_str(out, message, strlen(message));
+  idgen__buf_addc(out, '}');
+}
+
+/* An error answer: {"error":{"code":"…","message":"…"}}. */
+static void json_error(idgen__tctx *t, idgen__http_res *res, int status, const char *code,
+                       const char *message) {
+  json_status(res, status);
   idgen__buf_reset(&t->out);
-  idgen__buf_adds(&t->out, "{\"error\":{\"code\":");
-  idgen__buf_add_json_str(&t->out, code, strlen(code));
-  idgen__buf_adds(&t->out, ",\"message\":");
-  idgen__buf_add_json_str(&t->out, message, strlen(message));
-  idgen__buf_adds(&t->out, "}}\n");
+  idgen__buf_addc(&t->out, '{');
+  add_error(&t->out, code, message);
+  idgen__buf_adds(&t->out, "}\n");
 }
 
 static void issue_error(idgen__tctx *t, idgen__http_res *res, int err) {
@@ -70,9 +82,7 @@ static void issue_error(idgen__tctx *t, idgen__http_res *res, int err) {
 }
 
 static void ok_json(idgen__http_res *res) {
-  res->status = 200;
-  res->reason = "OK";
-  res->content_type = "application/json";
+  json_status(res, 200);
 }
 
 /* The query parameters a route accepts. */
@@ -197,87 +207,54 @@ static void add_id(idgen__tctx *t, uint64_t id, idgen_format format,
   idgen__buf_addc(&t->out, '"');
 }
 
-/* n text IDs (UUIDs, ULIDs) of g: one under key `one`, or a list under `many`. */
-static void text_ids(idgen__tctx *t, idgen__generator *g, uint64_t n, int list,
-                     const char *one, const char *many, idgen__http_res *res) {
-  idgen__buf_reset(&t->out);
-  idgen__buf_addf(&t->out, "{\"%s\":%s", list ? many : one, list ? "[" : "");
-  for (uint64_t i = 0; i < n; i++) {
-    char text[64];
-    int len = g->vtable->next_text(g, text, sizeof text);
-    if (len < 0) {
-      issue_error(t, res, len);
-      return;
-    }
-    if (i)
-      idgen__buf_addc(&t->out, ',');
-    idgen__buf_add_json_str(&t->out, text, (size_t)len);
-  }
-  idgen__metrics_issued(t->m, idgen__generator_kind(g), n);
-  idgen__buf_adds(&t->out, list ? "]}\n" : "}\n");
-  ok_json(res);
-}
-
-/* /v1/id and /v1/ids: of the generator named (the default without a name). */
-static void issue(idgen__tctx *t, const params *p, int many, idgen__http_res *res) {
-  idgen__generator *g = p->gen;
-  size_t n = many ? (size_t)p->count : 1;
-  if (!g->vtable->next_batch) {
-    text_ids(t, g, n, many, "id", "ids", res);
-    return;
-  }
-  int64_t got = g->vtable->next_batch(g, t->ids, n);
-  if (got < 0) {
-    issue_error(t, res, (int)got);
-    return;
-  }
-  idgen__metrics_issued(t->m, idgen__generator_kind(g), (uint64_t)got);
-  if ((size_t)got < n) {
-    /* Some were issued, then the generator refused: answer with the error, not a
-     * short list (the issued ones are burnt, never repeated). */
-    int64_t again = g->vtable->next_batch(g, t->ids, 1);
-    issue_error(t, res, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
-    return;
-  }
-  int rc = idgen__id_form_prepare(p->form, g->opaque, t->ids, n);
+/* n IDs of g (idgen__svc_issue) as JSON: one under key `one`, or a list under `many`;
+ * 64-bit ones as strings in form, text ones as they are. */
+static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form form,
+                  int list, const char *one, const char *many, idgen__http_res *res) {
+  idgen__issued *r = &t->issued;
+  int rc = idgen__svc_issue(g, n, form, t->m, r);
   if (rc < 0) {
-    json_error(t, res, 500, "internal", idgen_strerror(rc));
+    issue_error(t, res, rc);
     return;
   }
   ok_json(res);
   idgen__buf_reset(&t->out);
-  if (!many) {
-    idgen__buf_adds(&t->out, "{\"id\":");
-    add_id(t, t->ids[0], p->form.format, g->layout);
-    idgen__buf_adds(&t->out, "}\n");
-    return;
-  }
-  idgen__buf_reserve(&t->out, n * 24 + 16);
-  idgen__buf_adds(&t->out, "{\"ids\":[");
+  if (list)
+    idgen__buf_reserve(&t->out, n * 40 + 16);
+  idgen__buf_adds(&t->out, "{\"");
+  idgen__buf_adds(&t->out, list ? many : one);
+  idgen__buf_adds(&t->out, list ? "\":[" : "\":");
   for (size_t i = 0; i < n; i++) {
     if (i)
       idgen__buf_addc(&t->out, ',');
-    add_id(t, t->ids[i], p->form.format, g->layout);
+    if (r->is_text) {
+      size_t len;
+      const char *text = idgen__issued_text(r, i, &len);
+      idgen__buf_add_json_str(&t->out, text, len);
+    } else {
+      add_id(t, r->ids[i], form.format, g->layout);
+    }
   }
-  idgen__buf_adds(&t->out, "]}\n");
+  idgen__buf_adds(&t->out, list ? "]}\n" : "}\n");
 }
 
 static void route_id(idgen__tctx *t, const idgen__http_req *req, const params *p,
                      idgen__http_res *res) {
   (void)req;
-  issue(t, p, 0, res);
+  issue(t, p->gen, 1, p->form, 0, "id", "ids", res);
 }
 
 static void route_ids(idgen__tctx *t, const idgen__http_req *req, const params *p,
                       idgen__http_res *res) {
   (void)req;
-  issue(t, p, 1, res);
+  issue(t, p->gen, (size_t)p->count, p->form, 1, "id", "ids", res);
 }
 
 /* /v1/uuid7, /v1/uuid4, /v1/ulid: the service's own, whatever the configuration. */
 static void builtin_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
                          const char *many, idgen__http_res *res) {
-  text_ids(t, idgen__svc_builtin(t->svc, kind), p->count, p->has_count, one, many, res);
+  issue(t, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, p->has_count, one,
+        many, res);
 }
 
 static void route_uuid7(idgen__tctx *t, const idgen__http_req *req, const params *p,
@@ -389,7 +366,8 @@ static void route_healthz(idgen__tctx *t, const idgen__http_req *req, const para
 }
 
 /* /readyz: the service (its default generator); ?name=N: that generator alone. The
- * body lists every generator either way. */
+ * body lists every generator either way: {"status":"ready","generators":{..}}, or the
+ * error member of every refusal with the same list, {"error":{..},"generators":{..}}. */
 static void route_readyz(idgen__tctx *t, const idgen__http_req *req, const params *p,
                          idgen__http_res *res) {
   (void)req;
@@ -401,12 +379,13 @@ static void route_readyz(idgen__tctx *t, const idgen__http_req *req, const param
     snprintf(reason, sizeof reason, "shutting down");
   }
   idgen__buf_reset(&t->out);
+  idgen__buf_addc(&t->out, '{');
   if (ready) {
-    idgen__buf_adds(&t->out, "{\"status\":\"ready\"");
+    idgen__buf_adds(&t->out, "\"status\":\"ready\"");
     ok_json(res);
   } else {
-    json_error(t, res, 503, "not_ready", reason);
-    t->out.len -= 2; /* reopen the object: "}}\n" -> "}" */
+    add_error(&t->out, "not_ready", reason);
+    json_status(res, 503);
     res->retry_after_s = 1;
   }
   idgen__buf_adds(&t->out, ",\"generators\":");
@@ -522,6 +501,8 @@ void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res
     res->close = 1;
   idgen__metrics_http(t->m, r ? r->metric : ROUTE_OTHER, res->status,
                       idgen_monotonic_ns() - t0);
+  res->body = t->out.data;
+  res->body_len = t->out.len;
 }
 
 void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {
@@ -544,4 +525,6 @@ void idgen__api_refuse(idgen__tctx *t, int status, idgen__http_res *res) {
   json_error(t, res, status, code, message);
   res->close = 1;
   idgen__metrics_http(t->m, ROUTE_OTHER, res->status, idgen_monotonic_ns() - t0);
+  res->body = t->out.data;
+  res->body_len = t->out.len;
 }

@@ -14,9 +14,8 @@
 typedef struct idgen__tctx {
   idgen__svc *svc;
   idgen__metrics *m;
-  idgen__buf out; /* the response body being built */
-  uint64_t *ids;  /* room for max_count IDs */
-  size_t ids_cap;
+  idgen__buf out;       /* the response body being built */
+  idgen__issued issued; /* room for max_count IDs (idgen__svc_issue) */
 } idgen__tctx;
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard);
@@ -42,9 +41,11 @@ typedef struct idgen__http_res {
   int www_authenticate; /* 401: send "WWW-Authenticate: Bearer" */
   int auth_failed;      /* 401 for a wrong token (not a missing one) */
   int close;            /* close the connection after this response */
+  const char *body;     /* the body: t->out's bytes, valid until the next request */
+  size_t body_len;
 } idgen__http_res;
 
-/* Handles one request: fills res and puts the body in t->out. Never fails: errors are
+/* Handles one request: fills res, its body built in t->out. Never fails: errors are
  * responses ({"error":{"code":"…","message":"…"}}). */
 void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res);
 

@@ -18,7 +18,7 @@ void idgen__buf_free(idgen__buf *b) {
   b->failed = 0;
 }
 
-char *idgen__buf_reserve(idgen__buf *b, size_t n) {
+char *idgen__buf_grow(idgen__buf *b, size_t n) {
   if (b->failed)
     return NULL;
   if (!b->data || b->cap - b->len < n) {
@@ -39,27 +39,6 @@ char *idgen__buf_reserve(idgen__buf *b, size_t n) {
     b->cap = cap;
   }
   return b->data + b->len;
-}
-
-void idgen__buf_add(idgen__buf *b, const void *p, size_t n) {
-  char *dst = idgen__buf_reserve(b, n);
-  if (!dst)
-    return;
-  if (n)
-    memcpy(dst, p, n);
-  b->len += n;
-}
-
-void idgen__buf_adds(idgen__buf *b, const char *s) {
-  idgen__buf_add(b, s, strlen(s));
-}
-
-void idgen__buf_addc(idgen__buf *b, char c) {
-  char *dst = idgen__buf_reserve(b, 1);
-  if (!dst)
-    return;
-  *dst = c;
-  b->len++;
 }
 
 void idgen__buf_addu(idgen__buf *b, uint64_t v) {

@@ -106,27 +106,38 @@ static const char *http_date(idgen__http1_session *s) {
 }
 
 /* The status line, the headers (lower case, as h2o wrote them), and the body unless the
- * request was HEAD. keep_alive_10: an HTTP/1.0 client asked to keep the connection. */
+ * request was HEAD. keep_alive_10: an HTTP/1.0 client asked to keep the connection. Put
+ * together piece by piece, not through printf: this runs once a request. */
 static void write_response(idgen__http1_session *s, const idgen__http_res *res, int head,
                            int keep_alive_10, int close, idgen__buf *out) {
-  const idgen__buf *body = &s->t->out;
-  idgen__buf_addf(out, "HTTP/1.1 %d %s\r\ndate: %s\r\nserver: idgen\r\n", res->status,
-                  res->reason, http_date(s));
-  idgen__buf_addf(out, "content-type: %s\r\ncontent-length: %zu\r\n", res->content_type,
-                  body->len);
+  idgen__buf_reserve(out, 160 + res->body_len);
+  idgen__buf_adds(out, "HTTP/1.1 ");
+  idgen__buf_addu(out, (uint64_t)res->status);
+  idgen__buf_addc(out, ' ');
+  idgen__buf_adds(out, res->reason);
+  idgen__buf_adds(out, "\r\ndate: ");
+  idgen__buf_adds(out, http_date(s));
+  idgen__buf_adds(out, "\r\nserver: idgen\r\ncontent-type: ");
+  idgen__buf_adds(out, res->content_type);
+  idgen__buf_adds(out, "\r\ncontent-length: ");
+  idgen__buf_addu(out, res->body_len);
+  idgen__buf_add(out, "\r\n", 2);
   if (close)
     idgen__buf_adds(out, "connection: close\r\n");
   else if (keep_alive_10)
     idgen__buf_adds(out, "connection: keep-alive\r\n");
-  if (res->retry_after_s > 0)
-    idgen__buf_addf(out, "retry-after: %d\r\n", res->retry_after_s);
+  if (res->retry_after_s > 0) {
+    idgen__buf_adds(out, "retry-after: ");
+    idgen__buf_addu(out, (uint64_t)res->retry_after_s);
+    idgen__buf_add(out, "\r\n", 2);
+  }
   if (res->allow)
     idgen__buf_adds(out, "allow: GET, HEAD\r\n");
   if (res->www_authenticate)
     idgen__buf_adds(out, "www-authenticate: Bearer\r\n");
   idgen__buf_add(out, "\r\n", 2);
-  if (!head && body->len)
-    idgen__buf_add(out, body->data, body->len);
+  if (!head && res->body_len)
+    idgen__buf_add(out, res->body, res->body_len);
 }
 
 /* Answers with a refusal and closes: what follows in the stream cannot be framed. */
@@ -174,80 +185,89 @@ static size_t count_lines(const char *p, size_t n) {
   return lines;
 }
 
-/* One request from in[0..len): the bytes it took (0: more are needed). */
-static size_t one_request(idgen__http1_session *s, const char *in, size_t len,
-                          idgen__buf *out, int *close) {
-  /* Like h2o, allow one empty line before a request (some clients send CRLF after a
-   * body). */
-  size_t off = in[0] == '\n' ? 1 : in[0] == '\r' && len >= 2 && in[1] == '\n' ? 2 : 0;
-  if (in[0] == '\r' && len < 2)
-    return 0;
-  size_t avail = len - off;
+/* A request head as picohttpparser read it, and what its headers say. */
+typedef struct head {
   const char *method, *path;
-  size_t method_len, path_len, nh = IDGEN_HTTP1_MAX_HEADERS;
+  size_t method_len, path_len, nh, len;
   int minor;
   struct phr_header h[IDGEN_HTTP1_MAX_HEADERS];
+  head_info info;
+} head;
+
+/* What a step found: go on to the next, wait for more bytes, or refuse (the status). */
+enum { GO_ON = -1, MORE = 0 };
+
+/* The request line, held to --max-request-line as its bytes arrive; *headers_at gets the
+ * offset after it. off: the empty line allowed before it. */
+static int step_line(idgen__http1_session *s, const char *in, size_t len, size_t off,
+                     head *hd, size_t *headers_at) {
+  size_t avail = len - off;
   const char *nl =
       memchr(in + off, '\n', avail < s->max_line + 2 ? avail : s->max_line + 2);
   if (!nl) {
     if (avail >= s->max_line + 2)
-      return refuse(s, 414, len, out, close);
+      return 414;
     /* The first bytes of a request may already show it is none (TLS, random bytes). */
-    if (s->scanned == 0 && phr_parse_request(in, len, &method, &method_len, &path,
-                                             &path_len, &minor, h, &nh, 0) == -1)
-      return refuse(s, 400, len, out, close);
+    hd->nh = IDGEN_HTTP1_MAX_HEADERS;
+    if (s->scanned == 0 &&
+        phr_parse_request(in, len, &hd->method, &hd->method_len, &hd->path, &hd->path_len,
+                          &hd->minor, hd->h, &hd->nh, 0) == -1)
+      return 400;
     s->scanned = len;
-    return 0;
+    return MORE;
   }
   size_t line_len = (size_t)(nl - (in + off));
   if (line_len && nl[-1] == '\r')
     line_len--;
   if (line_len > s->max_line)
-    return refuse(s, 414, len, out, close);
-  size_t headers_at = (size_t)(nl - in) + 1;
-  if (s->body_wait && len < s->body_wait)
-    return 0;
+    return 414;
+  *headers_at = (size_t)(nl - in) + 1;
+  return GO_ON;
+}
 
-  int r = phr_parse_request(in, len, &method, &method_len, &path, &path_len, &minor, h, &nh,
-                            s->body_wait ? 0 : s->scanned);
+/* The whole head, held to --max-header-bytes and IDGEN_HTTP1_MAX_HEADERS lines. */
+static int step_head(idgen__http1_session *s, const char *in, size_t len, size_t headers_at,
+                     head *hd) {
+  hd->nh = IDGEN_HTTP1_MAX_HEADERS;
+  int r = phr_parse_request(in, len, &hd->method, &hd->method_len, &hd->path, &hd->path_len,
+                            &hd->minor, hd->h, &hd->nh, s->body_wait ? 0 : s->scanned);
   if (r == -2) {
     /* Incomplete: every byte after the request line belongs to the header section. */
     if (len - headers_at > s->max_headers + 2)
-      return refuse(s, 431, len, out, close);
+      return 431;
     s->scanned = len;
-    return 0;
+    return MORE;
   }
-  if (r < 0) {
-    int too_many =
-        count_lines(in + headers_at, len - headers_at) >= IDGEN_HTTP1_MAX_HEADERS;
-    return refuse(s, too_many ? 431 : 400, len, out, close);
-  }
-  size_t head_len = (size_t)r;
-  size_t blank = head_len - headers_at >= 2 && in[head_len - 2] == '\r' ? 2 : 1;
-  if (head_len - headers_at - blank > s->max_headers)
-    return refuse(s, 431, len, out, close);
-  head_info info;
-  read_headers(h, nh, &info);
-  if (info.folded || info.bad_length)
-    return refuse(s, 400, len, out, close);
-  if (info.chunked || info.content_length > IDGEN_HTTP1_MAX_BODY)
-    return refuse(s, 413, len, out, close);
-  size_t used = head_len + (size_t)info.content_length;
-  if (len < used) {
-    s->body_wait = used;
-    return 0;
-  }
-  s->body_wait = 0;
-  s->scanned = 0;
+  if (r < 0)
+    return count_lines(in + headers_at, len - headers_at) >= IDGEN_HTTP1_MAX_HEADERS ? 431
+                                                                                     : 400;
+  hd->len = (size_t)r;
+  size_t blank = hd->len - headers_at >= 2 && in[hd->len - 2] == '\r' ? 2 : 1;
+  if (hd->len - headers_at - blank > s->max_headers)
+    return 431;
+  return GO_ON;
+}
 
+/* The framing the headers ask for: no folding, one length, no chunked body, a small one. */
+static int step_framing(head *hd) {
+  read_headers(hd->h, hd->nh, &hd->info);
+  if (hd->info.folded || hd->info.bad_length)
+    return 400;
+  if (hd->info.chunked || hd->info.content_length > IDGEN_HTTP1_MAX_BODY)
+    return 413;
+  return GO_ON;
+}
+
+/* Routes a whole request and writes its response; sets *close as the connection asks. */
+static void answer(idgen__http1_session *s, head *hd, idgen__buf *out, int *close) {
   idgen__http_req req;
   memset(&req, 0, sizeof req);
-  req.method = method;
-  req.method_len = method_len;
-  origin_form(&path, &path_len);
-  idgen__http1_target(&req, path, path_len);
-  req.authorization = info.authorization;
-  req.authorization_len = info.authorization_len;
+  req.method = hd->method;
+  req.method_len = hd->method_len;
+  origin_form(&hd->path, &hd->path_len);
+  idgen__http1_target(&req, hd->path, hd->path_len);
+  req.authorization = hd->info.authorization;
+  req.authorization_len = hd->info.authorization_len;
   idgen__http_res res;
   idgen__api_http(s->t, &req, &res);
   if (res.auth_failed) {
@@ -255,10 +275,43 @@ static size_t one_request(idgen__http1_session *s, const char *in, size_t len,
     if (++s->auth_failures >= IDGEN_HTTP1_MAX_AUTH_FAILURES)
       res.close = 1;
   }
-  int keep = minor >= 1 ? !info.conn_close : info.conn_keep_alive && !info.conn_close;
+  int keep = hd->minor >= 1 ? !hd->info.conn_close
+                            : hd->info.conn_keep_alive && !hd->info.conn_close;
   *close = res.close || !keep;
-  int head = method_len == 4 && memcmp(method, "HEAD", 4) == 0;
-  write_response(s, &res, head, minor == 0 && !*close, *close, out);
+  int is_head = hd->method_len == 4 && memcmp(hd->method, "HEAD", 4) == 0;
+  write_response(s, &res, is_head, hd->minor == 0 && !*close, *close, out);
+}
+
+/* One request from in[0..len): the bytes it took (0: more are needed). Each step
+ * decides one thing: the request line, the head, its framing, the body's bytes. */
+static size_t one_request(idgen__http1_session *s, const char *in, size_t len,
+                          idgen__buf *out, int *close) {
+  /* Like h2o, allow one empty line before a request (some clients send CRLF after a
+   * body). */
+  size_t off = in[0] == '\n' ? 1 : in[0] == '\r' && len >= 2 && in[1] == '\n' ? 2 : 0;
+  if (in[0] == '\r' && len < 2)
+    return 0;
+  head hd;
+  size_t headers_at = 0;
+  int v = step_line(s, in, len, off, &hd, &headers_at);
+  if (v == GO_ON && s->body_wait && len < s->body_wait)
+    return 0;
+  if (v == GO_ON)
+    v = step_head(s, in, len, headers_at, &hd);
+  if (v == GO_ON)
+    v = step_framing(&hd);
+  if (v == MORE)
+    return 0;
+  if (v != GO_ON)
+    return refuse(s, v, len, out, close);
+  size_t used = hd.len + (size_t)hd.info.content_length;
+  if (len < used) {
+    s->body_wait = used;
+    return 0;
+  }
+  s->body_wait = 0;
+  s->scanned = 0;
+  answer(s, &hd, out, close);
   return used;
 }
 

@@ -73,10 +73,6 @@ void idgen__metrics_resp(idgen__metrics *m, idgen__rcmd cmd, int error, int64_t 
   latency(&m->lat[LISTENER_RESP], ns);
 }
 
-void idgen__metrics_issued(idgen__metrics *m, idgen__kind kind, uint64_t n) {
-  bump(&m->issued[kind], n);
-}
-
 void idgen__metrics_auth_failed(idgen__metrics *m, idgen__listener listener) {
   bump(&m->auth_failures[listener], 1);
 }

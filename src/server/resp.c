@@ -9,6 +9,8 @@
 
 /* Reads a decimal from s[0..n) strictly; returns -1 if it is not one or above max. */
 static long long parse_len(const char *s, size_t n, long long max) {
+  if (n == 1 && s[0] >= '0' && s[0] <= '9')
+    return s[0] - '0' > max ? -2 : s[0] - '0';
   if (n == 0 || n > 10)
     return -2;
   size_t i = 0;
@@ -43,6 +45,11 @@ enum { STEP_ON = 2 };
  * guessing). */
 static int length_line(const char *in, size_t len, size_t at, const char **lf) {
   size_t avail = len - at;
+  /* The common line, one digit ("*1\r\n", "$2\r\n"), without a search. */
+  if (avail >= 4 && in[at + 2] == '\r' && in[at + 3] == '\n') {
+    *lf = in + at + 3;
+    return 1;
+  }
   const char *nl = memchr(in + at, '\n', avail < COUNT_LINE_MAX ? avail : COUNT_LINE_MAX);
   if (!nl)
     return avail >= COUNT_LINE_MAX ? -1 : 0;
@@ -229,6 +236,8 @@ size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idge
                         int *close) {
   size_t used = 0;
   *close = 0;
+  /* One clock read a command: a command's end is the next one's start. */
+  int64_t t0 = 0;
   while (used < len && out->len < IDGEN_RESP_OUT_HIGH && !*close) {
     idgen__resp_cmd cmd;
     size_t consumed = 0;
@@ -253,10 +262,13 @@ size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idge
     used += consumed;
     if (cmd.argc == 0)
       continue;
-    int64_t t0 = idgen_monotonic_ns();
+    if (t0 == 0)
+      t0 = idgen_monotonic_ns();
     int error = 0;
     idgen__rcmd which = idgen__resp_run(s, &cmd, out, &error, close);
-    idgen__metrics_resp(s->t->m, which, error, idgen_monotonic_ns() - t0);
+    int64_t t1 = idgen_monotonic_ns();
+    idgen__metrics_resp(s->t->m, which, error, t1 - t0);
+    t0 = t1;
     if (idgen__svc_stopping(s->t->svc))
       *close = 1;
   }

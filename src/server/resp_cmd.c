@@ -55,6 +55,17 @@ static int word_is(const char *s, size_t n, const char *lit) {
   return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
 }
 
+/* s[0..n) is the table's name (lower case) in any case: by hand, as it runs on every
+ * command. */
+static int name_is(const char *s, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+    if (c != name[i] || !name[i])
+      return 0;
+  }
+  return name[n] == 0;
+}
+
 static int arg_is(const call *x, size_t i, const char *lit) {
   return i < x->c->argc && i < IDGEN_RESP_MAX_ARGS &&
          word_is(x->c->argv[i], x->c->argl[i], lit);
@@ -173,61 +184,56 @@ static int form_arg(call *x, idgen__generator *g, size_t i, idgen__id_form *form
   return 1;
 }
 
-/* ids[0..n) of g in form: one bulk string, or an array of n (many) bulk strings, never
- * integers, in RESP3 too: a JavaScript client would turn a 64-bit integer into a
- * float. An error reply if the opaque forms cannot be made. */
-static void reply_ids(call *x, idgen__generator *g, idgen__id_form form, uint64_t *ids,
-                      size_t n, int many) {
-  int rc = idgen__id_form_prepare(form, g->opaque, ids, n);
+/* One 64-bit ID as a bulk string, written in place: "$N\r\n" (IDGEN_FORMAT_MAX < 100),
+ * its text, "\r\n"; the null reply for an ID its layout cannot write as friendly. */
+_Static_assert(IDGEN_FORMAT_MAX < 100, "bulk_id writes a length of two digits at most");
+static void bulk_id(call *x, uint64_t id, idgen_format format, const idgen_layout *layout) {
+  char *p = idgen__buf_reserve(x->out.buf, IDGEN_FORMAT_MAX + 8);
+  if (!p)
+    return;
+  int len = idgen_id_format(id, format, layout, p + 5, IDGEN_FORMAT_MAX);
+  if (len < 0) {
+    idgen__resp_null(&x->out);
+    return;
+  }
+  size_t n = (size_t)len, at = 0;
+  p[at++] = '$';
+  if (n >= 10)
+    p[at++] = (char)('0' + n / 10);
+  else
+    memmove(p + 4, p + 5, n);
+  p[at++] = (char)('0' + n % 10);
+  p[at++] = '\r';
+  p[at++] = '\n';
+  at += n;
+  p[at++] = '\r';
+  p[at++] = '\n';
+  x->out.buf->len += at;
+}
+
+/* n IDs of g in form (idgen__svc_issue): one bulk string, or an array of n (many) bulk
+ * strings, never integers, in RESP3 too: a JavaScript client would turn a 64-bit integer
+ * into a float. All of them or an error, never a short list. */
+static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form, int many) {
+  idgen__issued *r = &x->s->t->issued;
+  int rc = idgen__svc_issue(g, (size_t)n, form, x->s->t->m, r);
   if (rc < 0) {
     issue_error(x, rc);
     return;
   }
   if (many) {
-    idgen__buf_reserve(x->out.buf, n * 28 + 16);
-    idgen__resp_array(&x->out, n);
+    idgen__buf_reserve(x->out.buf, r->n * 48 + 16);
+    idgen__resp_array(&x->out, r->n);
   }
-  for (size_t i = 0; i < n; i++) {
-    char text[IDGEN_FORMAT_MAX];
-    int len = idgen_id_format(ids[i], form.format, g->layout, text, sizeof text);
-    if (len < 0)
-      idgen__resp_null(&x->out); /* an ID its layout cannot write as friendly */
-    else
-      idgen__resp_bulk(&x->out, text, (size_t)len);
-  }
-}
-
-/* n IDs of g in form: one bulk string, or an array (many); all of them or an error,
- * never a short list (IDs issued before a refusal are burnt, never repeated). Text
- * kinds (UUIDs, ULIDs) answer their strings. */
-static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form, int many) {
-  idgen__tctx *t = x->s->t;
-  if (!g->vtable->next_batch) {
-    size_t mark = x->out.buf->len;
-    if (many)
-      idgen__resp_array(&x->out, n);
-    for (uint64_t i = 0; i < n; i++) {
-      char text[64];
-      int len = g->vtable->next_text(g, text, sizeof text);
-      if (len < 0) {
-        x->out.buf->len = mark;
-        issue_error(x, len);
-        return;
-      }
-      idgen__resp_bulk(&x->out, text, (size_t)len);
+  for (size_t i = 0; i < r->n; i++) {
+    if (r->is_text) {
+      size_t len;
+      const char *text = idgen__issued_text(r, i, &len);
+      idgen__resp_bulk(&x->out, text, len);
+      continue;
     }
-    idgen__metrics_issued(t->m, idgen__generator_kind(g), n);
-    return;
+    bulk_id(x, r->ids[i], form.format, g->layout);
   }
-  int64_t got = g->vtable->next_batch(g, t->ids, (size_t)n);
-  if (got > 0)
-    idgen__metrics_issued(t->m, idgen__generator_kind(g), (uint64_t)got);
-  if (got < 0 || (uint64_t)got < n) {
-    int64_t again = got < 0 ? got : g->vtable->next_batch(g, t->ids, 1);
-    issue_error(x, again < 0 ? (int)again : IDGEN_EEXHAUSTED);
-    return;
-  }
-  reply_ids(x, g, form, t->ids, (size_t)n, many);
 }
 
 /* ID [name] [form] */
@@ -651,8 +657,11 @@ static const command commands[] = {
 /* The row named s[0..n): a top-level name, or the part after '|' of a subcommand. */
 static const command *lookup(const command *table, const char *s, size_t n) {
   for (const command *cmd = table; cmd->name; cmd++) {
+    /* A name without '|' is compared whole, before any search for one. */
+    if (name_is(s, n, cmd->name))
+      return cmd;
     const char *bar = strchr(cmd->name, '|');
-    if (word_is(s, n, bar ? bar + 1 : cmd->name))
+    if (bar && name_is(s, n, bar + 1))
       return cmd;
   }
   return NULL;

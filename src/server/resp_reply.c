@@ -41,9 +41,28 @@ void idgen__resp_errorf(idgen__resp_out *o, const char *fmt, ...) {
 }
 
 void idgen__resp_bulk(idgen__resp_out *o, const char *s, size_t n) {
-  header(o, '$', n);
-  idgen__buf_add(o->buf, s, n);
-  idgen__buf_add(o->buf, "\r\n", 2);
+  if (n >= 100) {
+    header(o, '$', n);
+    idgen__buf_add(o->buf, s, n);
+    idgen__buf_add(o->buf, "\r\n", 2);
+    return;
+  }
+  /* Every ID is shorter than 100 bytes: one reservation, the length's digits by hand. */
+  char *p = idgen__buf_reserve(o->buf, n + 7);
+  if (!p)
+    return;
+  char *start = p;
+  *p++ = '$';
+  if (n >= 10)
+    *p++ = (char)('0' + n / 10);
+  *p++ = (char)('0' + n % 10);
+  *p++ = '\r';
+  *p++ = '\n';
+  memcpy(p, s, n);
+  p += n;
+  *p++ = '\r';
+  *p++ = '\n';
+  o->buf->len += (size_t)(p - start);
 }
 
 void idgen__resp_bulks(idgen__resp_out *o, const char *s) {

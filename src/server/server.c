@@ -181,86 +181,119 @@ static void raise_nofile(idgen__serve_config *cfg) {
   }
 }
 
-int idgen__serve_run(idgen__serve_config *cfg) {
-  int rc = idgen__log_open(cfg->log_file);
-  if (rc < 0) {
-    fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));
-    return 1;
-  }
-  raise_nofile(cfg);
-  size_t nthreads = (size_t)cfg->threads;
-  if (nthreads == 0) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    nthreads = cores > 0 ? (size_t)cores : 1;
-  }
+/* One run of the server: what the start steps set up, for the stop steps to undo. */
+typedef struct serve {
+  idgen__serve_config *cfg;
+  size_t nthreads;
+  sigset_t signals; /* taken by the main thread alone, with sigwait */
+  worker *workers;
+  char http_bound[300], resp_bound[300];
+  idgen__svc *svc;
+  size_t started; /* threads running */
+} serve;
 
-  /* Signals are taken by the main thread alone, with sigwait. */
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
+static size_t thread_count(const idgen__serve_config *cfg) {
+  if (cfg->threads)
+    return (size_t)cfg->threads;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 ? (size_t)cores : 1;
+}
+
+static void block_signals(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, set, NULL);
   signal(SIGPIPE, SIG_IGN);
+}
 
-  worker *workers = calloc(nthreads, sizeof *workers);
-  if (!workers) {
+static int start_workers(serve *s) {
+  s->workers = calloc(s->nthreads, sizeof *s->workers);
+  if (!s->workers) {
     idgen__log("error", "start", "out of memory");
-    return 1;
+    return -1;
   }
-  for (size_t i = 0; i < nthreads; i++)
-    workers[i].http_fd = workers[i].resp_fd = -1;
-  char http_bound[300] = "off", resp_bound[300] = "off";
-  int token_set = cfg->auth_token[0] != 0;
-  if (cfg->http[0] &&
-      open_listeners("--http", cfg->http, token_set, &workers[0].http_fd, nthreads,
-                     sizeof(worker), http_bound, sizeof http_bound) < 0)
-    goto fail_listen;
-  if (cfg->resp[0] &&
-      open_listeners("--resp", cfg->resp, token_set, &workers[0].resp_fd, nthreads,
-                     sizeof(worker), resp_bound, sizeof resp_bound) < 0)
-    goto fail_listen;
+  for (size_t i = 0; i < s->nthreads; i++)
+    s->workers[i].http_fd = s->workers[i].resp_fd = -1;
+  return 0;
+}
 
+/* Every thread's sockets, one per listener (SO_REUSEPORT). */
+static int start_listeners(serve *s) {
+  int token_set = s->cfg->auth_token[0] != 0;
+  snprintf(s->http_bound, sizeof s->http_bound, "off");
+  snprintf(s->resp_bound, sizeof s->resp_bound, "off");
+  if (s->cfg->http[0] &&
+      open_listeners("--http", s->cfg->http, token_set, &s->workers[0].http_fd, s->nthreads,
+                     sizeof(worker), s->http_bound, sizeof s->http_bound) < 0)
+    return -1;
+  if (s->cfg->resp[0] &&
+      open_listeners("--resp", s->cfg->resp, token_set, &s->workers[0].resp_fd, s->nthreads,
+                     sizeof(worker), s->resp_bound, sizeof s->resp_bound) < 0)
+    return -1;
+  return 0;
+}
+
+/* The sockets of the threads from `from` on (a thread closes its own when it ends). */
+static void close_listeners(serve *s, size_t from) {
+  for (size_t i = from; i < s->nthreads; i++) {
+    if (s->workers[i].http_fd >= 0)
+      close(s->workers[i].http_fd);
+    if (s->workers[i].resp_fd >= 0)
+      close(s->workers[i].resp_fd);
+  }
+}
+
+/* The generators (leases won, backends reached), then the start line of the log. */
+static int start_service(serve *s) {
+  const idgen__serve_config *cfg = s->cfg;
   char err[300];
-  idgen__svc *svc = NULL;
-  if (idgen__svc_new(&svc, cfg, nthreads, err, sizeof err) < 0) {
+  if (idgen__svc_new(&s->svc, cfg, s->nthreads, err, sizeof err) < 0) {
     idgen__log("error", "start", "%s", err);
-    goto fail_listen;
+    return -1;
   }
   char gens[512] = "";
   size_t ngens, at = 0;
-  idgen__generator *const *all = idgen__svc_generators(svc, &ngens);
+  idgen__generator *const *all = idgen__svc_generators(s->svc, &ngens);
   for (size_t i = 0; i < ngens && at < sizeof gens; i++)
     at += (size_t)snprintf(gens + at, sizeof gens - at, "%s%s:%s", i ? "," : "",
                            all[i]->name, idgen__kind_name(idgen__generator_kind(all[i])));
-  const idgen_layout *layout = idgen__svc_layout(svc);
+  const idgen_layout *layout = idgen__svc_layout(s->svc);
   idgen__log("info", "start",
              "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s policy=%s "
              "max_conns=%llu/listener max_count=%llu auth=%s generators=%s",
-             IDGEN_VERSION, http_bound, resp_bound, nthreads, layout ? layout->name : "-",
-             idgen_lease_kind_name(cfg->lease.kind), cfg->policy,
-             (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
-             cfg->auth_token[0] ? "token" : "none", gens);
+             IDGEN_VERSION, s->http_bound, s->resp_bound, s->nthreads,
+             layout ? layout->name : "-", idgen_lease_kind_name(cfg->lease.kind),
+             cfg->policy, (unsigned long long)cfg->max_conns,
+             (unsigned long long)cfg->max_count, cfg->auth_token[0] ? "token" : "none",
+             gens);
+  return 0;
+}
 
+/* The serving threads; one that cannot start stops the server (SIGTERM to itself). */
+static void start_threads(serve *s) {
   atomic_store(&stop_requested, 0);
-  size_t started = 0;
-  for (size_t i = 0; i < nthreads; i++) {
-    workers[i].index = i;
-    workers[i].svc = svc;
-    if (pthread_create(&workers[i].thread, NULL, serve_thread, &workers[i]) != 0) {
+  for (size_t i = 0; i < s->nthreads; i++) {
+    s->workers[i].index = i;
+    s->workers[i].svc = s->svc;
+    if (pthread_create(&s->workers[i].thread, NULL, serve_thread, &s->workers[i]) != 0) {
       idgen__log("error", "start", "cannot start thread %zu", i);
       kill(getpid(), SIGTERM);
       break;
     }
-    workers[i].started = 1;
-    started++;
+    s->workers[i].started = 1;
+    s->started++;
   }
+}
 
-  /* The main thread waits for signals and logs the generators' changes of state. */
+/* The main thread waits for SIGTERM or SIGINT, reopens the log on SIGHUP, and logs the
+ * generators' changes of state meanwhile. */
+static void wait_for_stop(serve *s) {
   for (;;) {
-    idgen__svc_watch(svc);
+    idgen__svc_watch(s->svc);
     struct timespec tick = {0, 200 * 1000 * 1000};
-    int sig = sigtimedwait(&set, NULL, &tick);
+    int sig = sigtimedwait(&s->signals, NULL, &tick);
     if (sig < 0)
       continue;
     if (sig == SIGHUP) {
@@ -271,33 +304,48 @@ int idgen__serve_run(idgen__serve_config *cfg) {
     }
     idgen__log("info", "stop", "%s: stop accepting, finish in-flight work within %llu ms",
                sig == SIGINT ? "SIGINT" : "SIGTERM",
-               (unsigned long long)cfg->shutdown_timeout_ms);
-    break;
+               (unsigned long long)s->cfg->shutdown_timeout_ms);
+    return;
   }
-  idgen__svc_begin_shutdown(svc);
+}
+
+/* /readyz turns 503, every thread finishes its connections and ends. */
+static void stop_threads(serve *s) {
+  idgen__svc_begin_shutdown(s->svc);
   atomic_store(&stop_requested, 1);
-  for (size_t i = 0; i < nthreads; i++)
-    if (workers[i].started)
-      pthread_join(workers[i].thread, NULL);
-  for (size_t i = started; i < nthreads; i++) {
-    if (workers[i].http_fd >= 0)
-      close(workers[i].http_fd);
-    if (workers[i].resp_fd >= 0)
-      close(workers[i].resp_fd);
+  for (size_t i = 0; i < s->nthreads; i++)
+    if (s->workers[i].started)
+      pthread_join(s->workers[i].thread, NULL);
+}
+
+/* Start steps, then the stop steps in reverse; a failed start step goes down the same
+ * ladder from where it failed (uv_loop_init's shape). */
+int idgen__serve_run(idgen__serve_config *cfg) {
+  serve s = {.cfg = cfg};
+  int rc = idgen__log_open(cfg->log_file);
+  if (rc < 0) {
+    fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));
+    return 1;
   }
-  idgen__svc_free(svc); /* final HWMs, leases released, fetchers stopped */
-  free(workers);
+  raise_nofile(cfg);
+  s.nthreads = thread_count(cfg);
+  block_signals(&s.signals);
+  if (start_workers(&s) < 0)
+    return 1;
+  if (start_listeners(&s) < 0 || start_service(&s) < 0)
+    goto fail_listen;
+  start_threads(&s);
+  wait_for_stop(&s);
+  stop_threads(&s);
+  close_listeners(&s, s.started);
+  idgen__svc_free(s.svc); /* final HWMs, leases released, fetchers stopped */
+  free(s.workers);
   idgen__log("info", "stopped", "clean exit");
   idgen__log_close();
   return 0;
 
 fail_listen:
-  for (size_t i = 0; i < nthreads; i++) {
-    if (workers[i].http_fd >= 0)
-      close(workers[i].http_fd);
-    if (workers[i].resp_fd >= 0)
-      close(workers[i].resp_fd);
-  }
-  free(workers);
+  close_listeners(&s, 0);
+  free(s.workers);
   return 1;
 }

@@ -1,5 +1,6 @@
 /* service.c: the generators by name, built from the configuration, and what the
- * listeners ask of them together: readiness, info, metrics. */
+ * listeners ask of them together: readiness, info, metrics, and issuing (one path that
+ * HTTP and RESP only format). */
 #include "server/service.h"
 
 #include <inttypes.h>
@@ -287,4 +288,65 @@ const char *idgen__svc_error_code(int err, int *temporary) {
     *temporary = 0;
     return "internal";
   }
+}
+
+int idgen__issued_init(idgen__issued *r, size_t cap) {
+  memset(r, 0, sizeof *r);
+  r->cap = cap;
+  r->ids = malloc(cap * sizeof *r->ids);
+  r->text = malloc(cap * IDGEN__TEXT_ID_SLOT);
+  if (r->ids && r->text)
+    return 0;
+  idgen__issued_free(r);
+  return IDGEN_ENOMEM;
+}
+
+void idgen__issued_free(idgen__issued *r) {
+  free(r->ids);
+  free(r->text);
+  memset(r, 0, sizeof *r);
+}
+
+/* Text kinds: one call per ID; the first error refuses the request. */
+static int issue_text(idgen__generator *g, size_t n, idgen__metrics *m, idgen__issued *r) {
+  for (size_t i = 0; i < n; i++) {
+    char *slot = r->text + i * IDGEN__TEXT_ID_SLOT;
+    int len = g->vtable->next_text(g, slot + 1, IDGEN__TEXT_ID_SLOT - 1);
+    if (len < 0)
+      return len;
+    slot[0] = (char)len;
+  }
+  idgen__metrics_issued(m, idgen__generator_kind(g), n);
+  return 0;
+}
+
+int idgen__svc_issue(idgen__generator *g, size_t n, idgen__id_form form, idgen__metrics *m,
+                     idgen__issued *r) {
+  r->n = 0;
+  r->is_text = g->vtable->next_batch == NULL;
+  if (n == 0 || n > r->cap)
+    return IDGEN_EINVAL;
+  if (r->is_text) {
+    int rc = issue_text(g, n, m, r);
+    if (rc == 0)
+      r->n = n;
+    return rc;
+  }
+  int64_t got = g->vtable->next_batch(g, r->ids, n);
+  if (got < 0)
+    return (int)got;
+  idgen__metrics_issued(m, idgen__generator_kind(g), (uint64_t)got);
+  if ((size_t)got < n) {
+    /* Some were issued, then the generator refused: the error that stopped it, not a
+     * short list (the issued ones are burnt, never repeated). */
+    int64_t again = g->vtable->next_batch(g, r->ids, 1);
+    return again < 0 ? (int)again : IDGEN_EEXHAUSTED;
+  }
+  if (form.opaque) {
+    int rc = idgen__id_form_prepare(form, g->opaque, r->ids, n);
+    if (rc < 0)
+      return rc;
+  }
+  r->n = n;
+  return 0;
 }

@@ -1,5 +1,6 @@
 /* service.h: what the listeners serve, built from the configuration: the generators by
- * name (server/generator.h), readiness, info, metrics. Nothing here touches a socket. */
+ * name (server/generator.h), issuing, readiness, info, metrics. Nothing here touches a
+ * socket or knows a protocol. */
 #ifndef IDGEN_SERVER_SERVICE_H
 #define IDGEN_SERVER_SERVICE_H
 
@@ -65,6 +66,38 @@ void idgen__svc_info_text(idgen__svc *svc, idgen__buf *out);
 void idgen__svc_ready_json(idgen__svc *svc, idgen__buf *out);
 /* The whole /metrics page. */
 void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out);
+
+/* Room for what one request issues: max_count numeric IDs, or as many text IDs (UUIDs,
+ * ULIDs), each in a slot of IDGEN__TEXT_ID_SLOT bytes (its length, then its text). One per
+ * serving thread; grown once, never per request. */
+#define IDGEN__TEXT_ID_SLOT 64
+typedef struct idgen__issued {
+  uint64_t *ids; /* numeric kinds: n IDs, ready for idgen_id_format(id, form.format) */
+  char *text;    /* text kinds: n slots */
+  size_t cap;    /* max_count */
+  size_t n;
+  int is_text; /* the generator's IDs are text (it has no next_batch) */
+} idgen__issued;
+
+int idgen__issued_init(idgen__issued *r, size_t cap);
+void idgen__issued_free(idgen__issued *r);
+/* Text ID i of the last issue, and its length. */
+static inline const char *idgen__issued_text(const idgen__issued *r, size_t i,
+                                             size_t *len) {
+  const char *slot = r->text + i * IDGEN__TEXT_ID_SLOT;
+  *len = (unsigned char)slot[0];
+  return slot + 1;
+}
+
+/* The one way to issue, for every protocol: n (1..r->cap) IDs of g in form (checked by
+ * idgen__generator_form_ok; text kinds take the decimal default), all of them into r, or
+ * a negative error and none. A batch the generator cuts short is refused with the error
+ * that stopped it (IDGEN_EEXHAUSTED if it gives none): its IDs are burnt, never repeated
+ * nor handed out as a short list. Issued IDs are counted in m, burnt ones included; a
+ * text ID that fails leaves the earlier ones of the request uncounted (each text ID is
+ * its own call). Opaque forms are applied here, so the protocols only write text. */
+int idgen__svc_issue(idgen__generator *g, size_t n, idgen__id_form form, idgen__metrics *m,
+                     idgen__issued *r);
 
 /* How an issuing error should reach a client: a short code ("lease_lost",
  * "backend_unavailable", ...) and whether it is temporary (503 + Retry-After) or a
