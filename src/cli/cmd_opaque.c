@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "idgen/opaque.h"
 #include "server/config.h"
 #include "server/id_form.h"
 

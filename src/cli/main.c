@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "idgen/etcd.h"
 
 static const cli_command commands[] = {
     {"serve", idgen__cmd_serve, "run the ID service (HTTP/JSON and the Redis protocol)"},

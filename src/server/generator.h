@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "idgen.h"
+#include "idgen/opaque.h"
 #include "server/buf.h"
 #include "server/config.h"
 #include "server/id_form.h"

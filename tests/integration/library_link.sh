@@ -90,6 +90,7 @@ cat >"$dir/etcd.c" <<'C'
 /* Opens an etcd lease on a port where no etcd listens: with the provider registered the
  * failure is etcd's; without it, IDGEN_ENOPROVIDER. */
 #include <idgen.h>
+#include <idgen/etcd.h>
 #include <stdio.h>
 #include <string.h>
 int main(int argc, char **argv) {

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "idgen.h"
+#include "idgen/etcd.h"
 #include "idgen/lease.h"
 
 static volatile sig_atomic_t stop_flag;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "idgen/etcd.h"
 
 static void test_etcd_needs_its_library(void **state) {
   (void)state;
