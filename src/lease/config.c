@@ -127,10 +127,12 @@ static int parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
 }
 
 /* --etcd (here, not in libidgen-etcd: the option is parsed whether or not the provider
- * is linked) and the segment etcd backend's DSN. */
-int idgen__etcd_endpoints_parse(const char *value,
-                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
-                                int *count, char *err, size_t errlen) {
+ * is linked; the segment etcd backend reads its DSN through idgen_lease_config_set):
+ * "URL[,URL...]" (http:// or https://, trailing slashes dropped, blanks skipped) into
+ * eps, *count the count. IDGEN_EINVAL with a one-line reason in err. */
+static int endpoints_parse(const char *value,
+                           char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
+                           int *count, char *err, size_t errlen) {
   char buf[IDGEN_LEASE_PATH_MAX * 2];
   if (strlen(value) >= sizeof buf)
     return fail(err, errlen, "too long");
@@ -163,7 +165,7 @@ int idgen__etcd_endpoints_parse(const char *value,
 static int set_endpoints(idgen_lease_config *c, const char *value, char *err,
                          size_t errlen) {
   char why[IDGEN_LEASE_WHY_MAX];
-  if (idgen__etcd_endpoints_parse(value, c->endpoints, &c->nendpoints, why, sizeof why))
+  if (endpoints_parse(value, c->endpoints, &c->nendpoints, why, sizeof why))
     return fail(err, errlen, "--etcd: %s", why);
   return 0;
 }

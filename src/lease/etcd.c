@@ -1,16 +1,17 @@
 /* etcd.c: the etcd provider: worker IDs as keys under a lease, the HWM as a persistent
  * key written only while our worker key still carries our lease; a worker with no HWM
  * key makes its new holder wait (see fresh_hwm); keys of a datacenter under
- * /idgen/<ns>/dc/<D>/ (HTTP in etcd_http.c). */
+ * /idgen/<ns>/dc/<D>/ (the client, HTTP and JSON: src/etcd/; the transactions:
+ * etcd_txn.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/etcd_http.h"
-#include "lease/etcd_json.h"
 #include "core/core_internal.h"
+#include "etcd/client.h"
 #include "idgen/etcd.h"
+#include "lease/etcd_txn.h"
 #include "lease/lease_internal.h"
 
 typedef struct etcd_lease {
@@ -21,7 +22,7 @@ typedef struct etcd_lease {
   int64_t ttl_s;
   int64_t max_skew_ms;
   int64_t fresh_wait_ms; /* ahead + one HWM interval: see fresh_hwm */
-  int started; /* the start checks (clock skew, region) passed */
+  int started;           /* the start checks (clock skew, region) passed */
   char host[IDGEN_LEASE_NAME_MAX];
   char region[IDGEN_LEASE_NAME_MAX];
   int64_t start_ms;

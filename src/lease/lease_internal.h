@@ -148,11 +148,6 @@ int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
                            const idgen_lease_space *space, uint64_t claimed, int readonly,
                            char *err, size_t errlen);
-/* Parses "URL[,URL...]" (http:// or https://, trailing slashes dropped, blanks skipped)
- * into eps; *n gets the count. IDGEN_EINVAL with a one-line reason in err. */
-int idgen__etcd_endpoints_parse(const char *value,
-                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
-                                int *n, char *err, size_t errlen);
 
 /* The etcd provider is in libidgen-etcd (libcurl, jansson): idgen_lease_etcd_register
  * (idgen/etcd.h) hands idgen_lease_open its constructor; without it, kind etcd is
