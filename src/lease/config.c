@@ -1,7 +1,6 @@
 /* config.c: lease configuration from flags and environment, its checks, and open(). */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/timex.h>
 #include <time.h>
 #include <unistd.h>
@@ -301,10 +299,6 @@ static int64_t effective_margin(const idgen_lease_config *c) {
   return c->ttl_ms / 3 < 2000 ? c->ttl_ms / 3 : 2000;
 }
 
-static uint64_t field_max(uint8_t bits) {
-  return bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
-}
-
 int idgen_lease_space_of(const idgen_lease_config *c, const idgen_layout *l,
                          idgen_lease_space *out, char *err, size_t errlen) {
   const idgen_field *node[IDGEN_LAYOUT_NODES_MAX];
@@ -324,11 +318,11 @@ int idgen_lease_space_of(const idgen_lease_config *c, const idgen_layout *l,
                   "--datacenter: the layout has one node field (%s); a datacenter needs "
                   "two (twitter: datacenter 5 bits, worker 5 bits)",
                   node[0]->name);
-    if ((uint64_t)c->datacenter > field_max(node[0]->bits))
+    if ((uint64_t)c->datacenter > idgen__space_field_max(node[0]->bits))
       return fail(err, errlen,
                   "--datacenter: %lld is out of range: the layout's %s field holds 0-%llu",
                   (long long)c->datacenter, node[0]->name,
-                  (unsigned long long)field_max(node[0]->bits));
+                  (unsigned long long)idgen__space_field_max(node[0]->bits));
     s.datacenter = c->datacenter;
     s.bits = node[1]->bits;
     snprintf(s.field, sizeof s.field, "%s", node[1]->name);
@@ -338,7 +332,7 @@ int idgen_lease_space_of(const idgen_lease_config *c, const idgen_layout *l,
     snprintf(s.field, sizeof s.field, "%s", nn == 2 ? "worker ID" : node[0]->name);
   }
   s.lo = 0;
-  s.hi = field_max(s.bits);
+  s.hi = idgen__space_field_max(s.bits);
   if (c->range_lo >= 0) {
     if ((uint64_t)c->range_hi > s.hi)
       return fail(err, errlen,
@@ -353,48 +347,13 @@ int idgen_lease_space_of(const idgen_lease_config *c, const idgen_layout *l,
   return 0;
 }
 
-uint64_t idgen_lease_space_worker(const idgen_lease_space *s, uint64_t claimed) {
-  if (s->datacenter < 0)
-    return claimed;
-  return (uint64_t)s->datacenter << s->bits | claimed;
-}
-
-uint64_t idgen__space_size(const idgen_lease_space *s) {
-  return s->hi - s->lo + 1;
-}
-
-uint64_t idgen__space_alias(const idgen_lease_space *s, uint64_t claimed, int64_t *dc) {
-  if (s->low_bits == 0) {
-    *dc = -2;
-    return 0;
-  }
-  if (s->datacenter >= 0) {
-    *dc = -1;
-    return idgen_lease_space_worker(s, claimed);
-  }
-  *dc = (int64_t)(claimed >> s->low_bits);
-  return claimed & field_max(s->low_bits);
-}
-
-void idgen__space_name(const idgen_lease_space *s, const char *ns, char *out,
-                       size_t outlen) {
-  char range[64] = "", dc[64] = "";
-  if (s->lo != 0 || s->hi != field_max(s->bits))
-    snprintf(range, sizeof range, " %llu-%llu (--worker-id-range)",
-             (unsigned long long)s->lo, (unsigned long long)s->hi);
-  if (s->datacenter >= 0)
-    snprintf(dc, sizeof dc, " of %s %lld in", s->dc_field, (long long)s->datacenter);
-  snprintf(out, outlen, "worker IDs%s%s%s namespace '%s'", range, dc, dc[0] ? "" : " of",
-           ns);
-}
-
 /* The fixed claimed value of static and k8s must fall in the space. */
 static int fixed_in_space(const idgen_lease_space *s, const char *what, uint64_t claimed,
                           char *err, size_t errlen) {
-  if (claimed > field_max(s->bits))
+  if (claimed > idgen__space_field_max(s->bits))
     return fail(err, errlen, "%s %llu is out of range: the %s field holds 0-%llu", what,
                 (unsigned long long)claimed, s->field,
-                (unsigned long long)field_max(s->bits));
+                (unsigned long long)idgen__space_field_max(s->bits));
   if (claimed < s->lo || claimed > s->hi)
     return fail(err, errlen, "%s %llu is outside --worker-id-range %llu-%llu", what,
                 (unsigned long long)claimed, (unsigned long long)s->lo,
@@ -439,12 +398,12 @@ int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *la
       return fail(err, errlen, "--lease static needs --worker-id (or IDGEN_WORKER_ID)");
     return fixed_in_space(&space, "--worker-id:", (uint64_t)c->worker_id, err, errlen);
   case IDGEN_LEASE_K8S: {
-    if ((uint64_t)c->worker_id_offset > field_max(space.bits))
+    if ((uint64_t)c->worker_id_offset > idgen__space_field_max(space.bits))
       return fail(err, errlen,
                   "--worker-id-offset: %lld is out of range: the %s field "
                   "holds 0-%llu",
                   (long long)c->worker_id_offset, space.field,
-                  (unsigned long long)field_max(space.bits));
+                  (unsigned long long)idgen__space_field_max(space.bits));
     int64_t ord;
     rc = idgen__k8s_ordinal(c, &ord, err, errlen);
     if (rc)
@@ -593,78 +552,4 @@ int idgen_ntp_synced(int64_t *maxerror_us) {
   if (maxerror_us)
     *maxerror_us = tx.maxerror;
   return state == TIME_ERROR || (tx.status & STA_UNSYNC) ? 0 : 1;
-}
-
-/* ---- shared helpers -------------------------------------------------------------- */
-
-int idgen__lease_forked(uint64_t fork_gen) {
-  return idgen__fork_generation() != fork_gen;
-}
-
-int idgen__why(idgen_lease *lease, int err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(lease->why, sizeof lease->why, fmt, ap);
-  va_end(ap);
-  return err;
-}
-
-void idgen__default_state_dir(char *out, size_t outlen) {
-  const char *xdg = getenv("XDG_STATE_HOME");
-  const char *home = getenv("HOME");
-  if (xdg && *xdg == '/')
-    snprintf(out, outlen, "%s/idgen", xdg);
-  else if (getuid() != 0 && home && *home == '/')
-    snprintf(out, outlen, "%s/.local/state/idgen", home);
-  else
-    snprintf(out, outlen, "/var/lib/idgen");
-}
-
-int idgen__mkdir_p(const char *dir) {
-  char path[IDGEN_LEASE_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s", dir);
-  size_t len = strlen(path);
-  for (char *p = path + 1;; p++) {
-    if (*p != '/' && *p != '\0')
-      continue;
-    char saved = *p;
-    *p = '\0';
-    if (mkdir(path, 0755) == 0) {
-      int rc = idgen__fsync_parent(path); /* the new entry survives a crash */
-      if (rc)
-        return rc;
-    } else if (errno != EEXIST) {
-      return -errno;
-    }
-    *p = saved;
-    if ((size_t)(p - path) >= len)
-      return 0;
-  }
-}
-
-int idgen__state_dir_ready(const char *dir, char *err, size_t errlen) {
-  int rc = idgen__mkdir_p(dir);
-  if (rc) {
-    if (err && errlen)
-      snprintf(err, errlen, "state dir %s: %s", dir, strerror(-rc));
-    return rc;
-  }
-  struct stat st;
-  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-    if (err && errlen)
-      snprintf(err, errlen, "state dir %s: not a directory", dir);
-    return -ENOTDIR;
-  }
-  char path[IDGEN_LEASE_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/.write-test-%ld", dir, (long)getpid());
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    int e = errno;
-    if (err && errlen)
-      snprintf(err, errlen, "state dir %s: not writable: %s", dir, strerror(e));
-    return -e;
-  }
-  close(fd);
-  unlink(path);
-  return 0;
 }

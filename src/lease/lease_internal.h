@@ -60,6 +60,9 @@ IDGEN__EXPORT void idgen__record_self(idgen__record *rec, const char *host_overr
                                       int64_t start_ms, int64_t datacenter,
                                       const char *region);
 
+/* ---- space.c ---- */
+/* The largest value of a field of bits bits. */
+uint64_t idgen__space_field_max(uint8_t bits);
 /* "worker IDs of namespace 'x'", "worker IDs 0-3 (--worker-id-range) of datacenter 1
  * in namespace 'x'": what a space holds, for "all N ... are taken". */
 IDGEN__EXPORT void idgen__space_name(const idgen_lease_space *space, const char *ns,
@@ -72,6 +75,7 @@ IDGEN__EXPORT uint64_t idgen__space_size(const idgen_lease_space *space);
 IDGEN__EXPORT uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed,
                                           int64_t *dc);
 
+/* ---- provider.c ---- */
 /* Sets lease->why, printf style; returns err so callers can `return why(...)`. */
 IDGEN__EXPORT int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -84,6 +88,7 @@ IDGEN__EXPORT void idgen__lease_observe(idgen_lease *lease, int64_t ns);
  * generation recorded when it was opened. */
 IDGEN__EXPORT int idgen__lease_forked(uint64_t fork_gen);
 
+/* ---- state_dir.c ---- */
 /* The default state directory: $XDG_STATE_HOME/idgen, $HOME/.local/state/idgen for a
  * user, /var/lib/idgen for root. */
 void idgen__default_state_dir(char *out, size_t outlen);
