@@ -741,8 +741,12 @@ static const idgen_lease_class etcd_class = {"etcd",         etcd_acquire, etcd_
                                              etcd_write_hwm, etcd_release, etcd_holders,
                                              etcd_describe,  etcd_free};
 
-int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
-                          const idgen_lease_space *space, char *err, size_t errlen) {
+/* The constructor of idgen_lease_etcd's row. Opening only reads (a status call), so a
+ * read-only open is the same. */
+static int etcd_open(idgen_lease **out, const idgen_lease_config *c,
+                     const idgen_lease_space *space, int readonly, char *err,
+                     size_t errlen) {
+  (void)readonly;
   etcd_lease *e = calloc(1, sizeof *e);
   if (!e)
     return IDGEN_ENOMEM;
@@ -779,6 +783,4 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   return 0;
 }
 
-void idgen_lease_etcd_register(void) {
-  idgen__lease_provide_etcd(idgen__lease_etcd_new);
-}
+const idgen_lease_provider idgen_lease_etcd = {IDGEN_LEASE_ETCD, "etcd", etcd_open};

@@ -154,16 +154,6 @@ int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
                            const idgen_lease_space *space, uint64_t claimed, int readonly,
                            char *err, size_t errlen);
 
-/* The etcd provider is in libidgen-etcd (libcurl, jansson): idgen_lease_etcd_register
- * (idgen/etcd.h) hands idgen_lease_open its constructor; without it, kind etcd is
- * IDGEN_ENOPROVIDER. */
-typedef int (*idgen__lease_open_fn)(idgen_lease **out, const idgen_lease_config *config,
-                                    const idgen_lease_space *space, char *err,
-                                    size_t errlen);
-IDGEN__EXPORT void idgen__lease_provide_etcd(idgen__lease_open_fn open);
-int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
-                          const idgen_lease_space *space, char *err, size_t errlen);
-
 /* Shared by file and fixed: a lock file holding a record. */
 typedef struct idgen__hwm_file {
   int fd;
