@@ -1,6 +1,6 @@
 /* state_dir.c: the state directory of the file, static and k8s providers (and of the
- * segment file backend): its default, mkdir -p with fsyncs, and a check that it takes
- * files. */
+ * segment file backend): its default, mkdir -p with fsyncs, a check that it takes
+ * files, and the fsync of a new entry's directory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lease/lease_internal.h"
+#include "host/host.h"
+#include "idgen/lease.h"
 
 void idgen__default_state_dir(char *out, size_t outlen) {
   const char *xdg = getenv("XDG_STATE_HOME");
@@ -69,4 +70,23 @@ int idgen__state_dir_ready(const char *dir, char *err, size_t errlen) {
   close(fd);
   unlink(path);
   return 0;
+}
+
+int idgen__fsync_parent(const char *path) {
+  char dir[IDGEN_LEASE_PATH_MAX + 32];
+  snprintf(dir, sizeof dir, "%s", path);
+  size_t n = strlen(dir);
+  while (n > 1 && dir[n - 1] == '/')
+    dir[--n] = '\0';
+  char *slash = strrchr(dir, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    slash[slash == dir] = '\0'; /* "/x" -> "/" */
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  int rc = fsync(fd) ? -errno : 0;
+  close(fd);
+  return rc;
 }
