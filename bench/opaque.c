@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "idgen.h"
+#include "idgen/opaque.h"
 #include "opaque/ff1.h"
 
 #define TARGET_NS 2000.0

@@ -4,7 +4,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lease/etcd_json.h"
+#include "etcd/client.h"
+#include "lease/etcd_txn.h"
 #include "lease/lease_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

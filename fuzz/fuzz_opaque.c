@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "idgen.h"
+#include "idgen/opaque.h"
 #include "opaque/ff1.h"
 
 #define CHECK(cond)                                                                        \

@@ -1,4 +1,7 @@
-/* idgen.h: the public API of libidgen. Each part has its own header under idgen/. */
+/* idgen.h: the public API of libidgen, and only libidgen's: each part has its own header
+ * under idgen/. The add-on libraries' headers are included on their own, next to the
+ * library they need: idgen/opaque.h (libidgen-opaque, libcrypto) and idgen/etcd.h
+ * (libidgen-etcd, libcurl, jansson). */
 #ifndef IDGEN_H
 #define IDGEN_H
 
@@ -11,7 +14,5 @@
 #include "idgen/uuid.h"
 #include "idgen/collide.h"
 #include "idgen/lease.h"
-#include "idgen/opaque.h" /* in libidgen-opaque: link it (and libcrypto) to call these */
-#include "idgen/etcd.h"   /* in libidgen-etcd: link it (libcurl, jansson) for etcd leases */
 
 #endif

@@ -28,6 +28,8 @@ typedef enum idgen_lease_kind {
 #define IDGEN_LEASE_NAME_MAX 64
 #define IDGEN_LEASE_ENDPOINTS_MAX 8
 
+struct idgen_lease_provider;
+
 typedef struct idgen_lease_config {
   idgen_lease_kind kind;                /* --lease, IDGEN_LEASE */
   char state_dir[IDGEN_LEASE_PATH_MAX]; /* --state-dir, IDGEN_STATE_DIR; "" = default */
@@ -61,6 +63,10 @@ typedef struct idgen_lease_config {
   int64_t k8s_replicas;              /* --k8s-replicas N, IDGEN_K8S_REPLICAS (k8s): ordinals
                                         are below N (refused otherwise), so a generator at
                                         offset o takes o .. o + N - 1; 0 unset (no bound) */
+  /* The providers of other libraries this program links, NULL-terminated (NULL: none):
+   * idgen_lease_open takes the one of config->kind from them, libidgen's own (file,
+   * static, k8s) being always there. etcd: {&idgen_lease_etcd, NULL} (idgen/etcd.h). */
+  const struct idgen_lease_provider *const *providers;
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
@@ -157,6 +163,20 @@ IDGEN_API int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out);
 
 /* A provider: an opaque handle, made by idgen_lease_open. */
 typedef struct idgen_lease idgen_lease;
+
+/* A provider's row in the table idgen_lease_open chooses from: its kind and name, and
+ * its constructor. libidgen's rows are its own; a library with a provider of its own
+ * exports its row (idgen_lease_etcd), and a program lists the rows of the libraries it
+ * links in idgen_lease_config.providers, as Lua's luaL_openlibs opens the libraries a
+ * program was built with: no registry, no global state. open makes the provider for
+ * config (checked: idgen_lease_config_check) in space; readonly as for
+ * idgen_lease_open_readonly; on failure one line in err. */
+typedef struct idgen_lease_provider {
+  idgen_lease_kind kind;
+  const char *name; /* as --lease spells it: "etcd" */
+  int (*open)(idgen_lease **out, const idgen_lease_config *config,
+              const idgen_lease_space *space, int readonly, char *err, size_t errlen);
+} idgen_lease_provider;
 
 /* What acquire hands back. */
 typedef struct idgen_lease_grant {

@@ -10,6 +10,8 @@
 #include "storage/lwlock.h"
 
 #include "idgen.h"
+#include "idgen/etcd.h"
+#include "idgen/opaque.h"
 #include "idgen/lease.h"
 
 /* ---- settings (module.c), read in every process; fixed at postmaster start but for

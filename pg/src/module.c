@@ -153,7 +153,10 @@ static void set_lease_option(const char *setting, const char *name, const char *
 /* The lease configuration from the settings, checked against the layout. */
 static void configure_lease(void) {
   char num[32], err[256];
+  /* libidgen-etcd is linked in: idgen.lease = etcd */
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
   idgen_lease_config_init(&idgen_pg_lease);
+  idgen_pg_lease.providers = providers;
   idgen_pg_lease.kind = (idgen_lease_kind)lease_setting;
   if (worker_id_setting >= 0) {
     snprintf(num, sizeof num, "%d", worker_id_setting);
@@ -237,7 +240,6 @@ void _PG_init(void) {
     const char *value = GetConfigOption(setting_names[i], true, false);
     given[i] = value ? pstrdup(value) : NULL;
   }
-  idgen_lease_etcd_register(); /* libidgen-etcd is linked in: idgen.lease = etcd */
   define_server_settings();
   define_session_settings();
   MarkGUCPrefixReserved("idgen");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "idgen/etcd.h"
 #include "idgen/lease.h"
 
 size_t cli_lease_add_options(struct option *opts, size_t at, size_t max) {
@@ -142,6 +143,8 @@ int idgen__cmd_lease(int argc, char **argv) {
     return cli_error(CLI_USAGE, "lease", "%s", err);
   if (idgen_lease_config_check(&config, &layout, err, sizeof err))
     return cli_error(CLI_USAGE, "lease", "%s", err);
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
+  config.providers = providers; /* the binary links every provider: etcd too */
   idgen_lease *lease;
   int rc = idgen_lease_open_readonly(&lease, &config, &layout, err, sizeof err);
   if (rc)

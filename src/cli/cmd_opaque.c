@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "common/id_form.h"
+#include "idgen/opaque.h"
 
 static const char usage_text[] =
     "usage: idgen opaque encode|decode --key-file FILE [--tweak T] [--format F]\n"

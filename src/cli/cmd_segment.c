@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "lease/lease_internal.h"
+#include "host/host.h"
 #include "segment/segment.h"
 
 #define SEGMENT_MAX_COUNT UINT64_C(100000000)

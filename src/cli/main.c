@@ -29,7 +29,6 @@ static void usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
-  idgen_lease_etcd_register(); /* the binary serves every provider: etcd too */
   if (argc < 2) {
     char names[256] = "";
     for (size_t i = 0, at = 0;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "idgen.h"
+#include "idgen/opaque.h"
 
 /* Every form's name, for error messages. */
 #define IDGEN__ID_FORMS                                                                    \

@@ -1,16 +1,17 @@
 /* etcd.c: the etcd provider: worker IDs as keys under a lease, the HWM as a persistent
  * key written only while our worker key still carries our lease; a worker with no HWM
  * key makes its new holder wait (see fresh_hwm); keys of a datacenter under
- * /idgen/<ns>/dc/<D>/ (HTTP in etcd_http.c). */
+ * /idgen/<ns>/dc/<D>/ (the client, HTTP and JSON: src/etcd/; the transactions:
+ * etcd_txn.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/etcd_http.h"
-#include "lease/etcd_json.h"
 #include "core/core_internal.h"
+#include "etcd/client.h"
 #include "idgen/etcd.h"
+#include "lease/etcd_txn.h"
 #include "lease/lease_internal.h"
 
 typedef struct etcd_lease {
@@ -21,7 +22,7 @@ typedef struct etcd_lease {
   int64_t ttl_s;
   int64_t max_skew_ms;
   int64_t fresh_wait_ms; /* ahead + one HWM interval: see fresh_hwm */
-  int started; /* the start checks (clock skew, region) passed */
+  int started;           /* the start checks (clock skew, region) passed */
   char host[IDGEN_LEASE_NAME_MAX];
   char region[IDGEN_LEASE_NAME_MAX];
   int64_t start_ms;
@@ -297,6 +298,166 @@ static int hwm_record(const idgen__etcd_kv *kv, int found, idgen__record *rec) {
   return found ? idgen__record_parse(kv->value, kv->value_len, rec) : 0;
 }
 
+/* What one try at a worker ID came to (try_worker); etcd_acquire dispatches on it, as
+ * the keeper does on its steps. */
+typedef enum try_result {
+  TRY_HELD,   /* the ID is ours (claimed, or a claim of ours adopted), its HWMs read */
+  TRY_RACE,   /* lost a race, or a reply: list again (one of the 64 races) */
+  TRY_PASSED, /* the ID was passed over (pass_over): list again */
+  TRY_FAILED  /* *rc says why */
+} try_result;
+
+/* An acquire in progress: the granted lease, this holder's record, the IDs passed over;
+ * and, once TRY_HELD, the ID with its HWM records and our HWM key's revision. */
+typedef struct acquiring {
+  int64_t id; /* the lease granted for this acquire */
+  idgen__record self;
+  passed p;
+  char corrupt[IDGEN_LEASE_WHY_MAX]; /* the last unreadable record, for "skipped" */
+  uint64_t w;
+  int other; /* the ID has another name (two-field layouts): owkey, ohkey */
+  char wkey[160], hkey[160], owkey[160], ohkey[160];
+  idgen__record rec, orec;
+  int found, ofound;
+  int64_t hrev; /* our HWM key's revision: our first write's compare */
+} acquiring;
+
+/* Lists the worker keys (checking the clocks and regions of the first listing) and
+ * picks the ID to take: *ours when a claim of ours is there already. */
+static int pick_worker(etcd_lease *e, acquiring *a, int *ours) {
+  idgen__etcd_kv *kvs = NULL;
+  size_t n = 0;
+  int rc = range_prefix(e, "workers", &kvs, &n);
+  if (rc)
+    return rc;
+  if (!e->started) {
+    if ((rc = check_skew(e, kvs, n)) || (rc = check_region(e, kvs, n))) {
+      free(kvs);
+      return rc;
+    }
+    e->started = 1;
+  }
+  int64_t pick =
+      idgen__etcd_pick(kvs, n, a->id, e->space.lo, e->space.hi, a->p.ids, a->p.n, ours);
+  free(kvs);
+  if (pick < 0)
+    return none_free(e, &a->p, a->corrupt);
+  a->w = (uint64_t)pick;
+  return 0;
+}
+
+/* Claims a->w in one txn that reads its HWM keys: TRY_HELD with the records read (or, in
+ * *rc, why one cannot be; *bad names its key); TRY_RACE or TRY_PASSED when the claim did
+ * not apply; TRY_FAILED. */
+static try_result claim(etcd_lease *e, acquiring *a, int *rc, const char **bad) {
+  idgen_lease *l = &e->base;
+  char value[512];
+  const char *wkey = a->wkey, *hkey = a->hkey, *owkey = a->owkey, *ohkey = a->ohkey;
+  int64_t id = a->id;
+  int other = a->other;
+  a->self.wall_ms = idgen_wall_ns() / NS_PER_MS;
+  if (idgen__record_format(&a->self, value, sizeof value) < 0) {
+    *rc = idgen__why(l, IDGEN_EBUFSIZE, "holder record too long");
+    return TRY_FAILED;
+  }
+  *rc = post_free(e, "/v3/kv/txn",
+                  idgen__etcd_claim_body(wkey, value, id, hkey, other ? owkey : NULL,
+                                         other ? ohkey : NULL));
+  if (*rc == IDGEN_EUNAVAIL)
+    return TRY_RACE; /* maybe applied: the next listing shows it as ours, or fails too */
+  if (*rc)
+    return TRY_FAILED;
+  if ((*rc = reply_error(e, "claim txn"))) {
+    *rc = *rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : *rc; /* our new lease expired already */
+    return TRY_FAILED;
+  }
+  /* Applied: responses 1 and 2 read the HWMs. Not: the failure's response 0 read the
+   * other name's worker key. */
+  int ok = 0;
+  idgen__etcd_kv hwm, ohwm;
+  if (idgen__etcd_parse_txn(e->body, e->len, &ok, 1, &hwm, &a->found) ||
+      (other &&
+       idgen__etcd_parse_txn(e->body, e->len, &ok, ok ? 2 : 0, &ohwm, &a->ofound))) {
+    *rc = idgen__why(l, IDGEN_EPROTO, "etcd claim txn: unexpected reply");
+    return TRY_FAILED;
+  }
+  if (!ok && a->ofound) { /* the failure branch read the other name's worker key */
+    if ((*rc = pass_over(e, &a->p, a->w)))
+      return TRY_FAILED;
+    a->p.other++;
+    return TRY_PASSED;
+  }
+  if (!ok)
+    return TRY_RACE; /* lost a race, or an earlier attempt of ours won it: list again */
+  a->hrev = a->found ? hwm.mod_revision : 0;
+  *rc = hwm_record(&hwm, a->found, &a->rec);
+  if (!*rc && other && (*rc = hwm_record(&ohwm, a->ofound, &a->orec)))
+    *bad = ohkey;
+  return TRY_HELD;
+}
+
+/* One try: pick an ID, then adopt the claim of ours found on it or claim it, and read
+ * its HWM records. An ID whose record cannot be read is given back and passed over:
+ * everyone takes the smallest free ID, so one bad record must not stop them all. */
+static try_result try_worker(etcd_lease *e, acquiring *a, int *rc) {
+  idgen_lease *l = &e->base;
+  int ours = 0;
+  if ((*rc = pick_worker(e, a, &ours)))
+    return TRY_FAILED;
+  key_of(e, "workers", a->w, a->wkey, sizeof a->wkey);
+  key_of(e, "hwm", a->w, a->hkey, sizeof a->hkey);
+  a->other = other_keys(e, a->w, a->owkey, a->ohkey, sizeof a->owkey) == 0;
+  memset(&a->rec, 0, sizeof a->rec);
+  memset(&a->orec, 0, sizeof a->orec);
+  a->found = a->ofound = 0;
+  a->hrev = 0;
+  const char *bad = a->hkey;
+  if (ours) {
+    *rc = read_hwm(e, a->hkey, &a->rec, &a->found, &a->hrev);
+    if (!*rc && a->other && (*rc = read_hwm(e, a->ohkey, &a->orec, &a->ofound, NULL)))
+      bad = a->ohkey;
+    if (*rc && *rc != IDGEN_EEMPTY && *rc != IDGEN_EFORMAT)
+      return TRY_FAILED; /* not the record: etcd itself */
+  } else {
+    try_result t = claim(e, a, rc, &bad);
+    if (t != TRY_HELD)
+      return t;
+  }
+  if (!*rc)
+    return TRY_HELD;
+  idgen__why(l, *rc, "etcd key %s: unreadable HWM record (%s)", bad, idgen_strerror(*rc));
+  snprintf(a->corrupt, sizeof a->corrupt, "%s", l->why);
+  unclaim(e, a->w);
+  if ((*rc = pass_over(e, &a->p, a->w)))
+    return TRY_FAILED;
+  a->p.corrupt++;
+  return TRY_PASSED;
+}
+
+/* Holds the ID a try won: a worker ID with no HWM key yet gets one before it is used
+ * (never HWM 0). */
+static int hold(etcd_lease *e, acquiring *a, int64_t ttl, idgen_lease_grant *out) {
+  idgen_lease *l = &e->base;
+  uint64_t w = a->w;
+  idgen__record rec = a->rec, orec = a->orec;
+  int found = a->found, rc;
+  e->held = 1;
+  e->worker = w;
+  e->hwm_revision = a->hrev;
+  if (!found && (rc = fenced_put(e, fresh_hwm(e), &rec.hwm_ms))) { /* never HWM 0 */
+    e->held = 0;
+    return rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
+  }
+  out->worker = idgen_lease_space_worker(&e->space, w);
+  out->hwm_ms = rec.hwm_ms > orec.hwm_ms ? rec.hwm_ms : orec.hwm_ms;
+  out->ttl_ms = ttl * 1000;
+  out->fenced = 1;
+  out->skipped = (uint32_t)a->p.corrupt;
+  if (a->p.corrupt)
+    idgen__why(l, 0, "%s: skipped", a->corrupt);
+  return 0;
+}
+
 static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
   etcd_lease *e = (etcd_lease *)l;
   int rc = refuse_in_child(e);
@@ -313,123 +474,32 @@ static int etcd_acquire(idgen_lease *l, idgen_lease_grant *out) {
     return idgen__why(l, IDGEN_EPROTO, "etcd lease grant: unexpected reply");
   e->lease_id = id;
 
-  idgen__record self;
-  idgen__record_self(&self, e->host, e->start_ms, e->space.datacenter, e->region);
-  char wkey[160], hkey[160], owkey[160], ohkey[160], value[512];
-  char corrupt[IDGEN_LEASE_WHY_MAX] = "";
-  passed p = {NULL, 0, 0, 0, 0};
+  acquiring a;
+  memset(&a, 0, sizeof a);
+  a.id = id;
+  idgen__record_self(&a.self, e->host, e->start_ms, e->space.datacenter, e->region);
   for (int races = 0; races < 64;) {
-    idgen__etcd_kv *kvs = NULL;
-    size_t n = 0;
-    if ((rc = range_prefix(e, "workers", &kvs, &n)))
+    switch (try_worker(e, &a, &rc)) {
+    case TRY_HELD:
+      rc = hold(e, &a, ttl, out);
+      if (rc == 0) {
+        free(a.p.ids);
+        return 0;
+      }
       goto fail;
-    if (!e->started) {
-      if ((rc = check_skew(e, kvs, n)) || (rc = check_region(e, kvs, n))) {
-        free(kvs);
-        goto fail;
-      }
-      e->started = 1;
-    }
-    int ours = 0;
-    int64_t pick =
-        idgen__etcd_pick(kvs, n, id, e->space.lo, e->space.hi, p.ids, p.n, &ours);
-    free(kvs);
-    if (pick < 0) {
-      rc = none_free(e, &p, corrupt);
-      goto fail;
-    }
-    uint64_t w = (uint64_t)pick;
-    key_of(e, "workers", w, wkey, sizeof wkey);
-    key_of(e, "hwm", w, hkey, sizeof hkey);
-    int other = other_keys(e, w, owkey, ohkey, sizeof owkey) == 0;
-    idgen__record rec, orec;
-    memset(&rec, 0, sizeof rec);
-    memset(&orec, 0, sizeof orec);
-    int found = 0, ofound = 0;
-    int64_t hrev = 0; /* our HWM key's revision: our first write's compare */
-    const char *bad = hkey;
-    if (ours) {
-      rc = read_hwm(e, hkey, &rec, &found, &hrev);
-      if (!rc && other && (rc = read_hwm(e, ohkey, &orec, &ofound, NULL)))
-        bad = ohkey;
-      if (rc && rc != IDGEN_EEMPTY && rc != IDGEN_EFORMAT)
-        goto fail; /* not the record: etcd itself */
-    } else {
-      self.wall_ms = idgen_wall_ns() / NS_PER_MS;
-      if (idgen__record_format(&self, value, sizeof value) < 0) {
-        rc = idgen__why(l, IDGEN_EBUFSIZE, "holder record too long");
-        goto fail;
-      }
-      rc = post_free(e, "/v3/kv/txn",
-                     idgen__etcd_claim_body(wkey, value, id, hkey, other ? owkey : NULL,
-                                            other ? ohkey : NULL));
-      if (rc == IDGEN_EUNAVAIL) {
-        races++;
-        continue; /* maybe applied: the next listing shows it as ours, or fails too */
-      }
-      if (rc)
-        goto fail;
-      if ((rc = reply_error(e, "claim txn"))) {
-        rc = rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
-        goto fail;
-      }
-      /* Applied: responses 1 and 2 read the HWMs. Not: the failure's response 0 read the
-       * other name's worker key. */
-      int ok = 0;
-      idgen__etcd_kv hwm, ohwm;
-      if (idgen__etcd_parse_txn(e->body, e->len, &ok, 1, &hwm, &found) ||
-          (other &&
-           idgen__etcd_parse_txn(e->body, e->len, &ok, ok ? 2 : 0, &ohwm, &ofound))) {
-        rc = idgen__why(l, IDGEN_EPROTO, "etcd claim txn: unexpected reply");
-        goto fail;
-      }
-      if (!ok && ofound) { /* the failure branch read the other name's worker key */
-        if ((rc = pass_over(e, &p, w)))
-          goto fail;
-        p.other++;
-        continue;
-      }
-      if (!ok) {
-        races++;
-        continue; /* lost a race, or an earlier attempt of ours won it: list again */
-      }
-      hrev = found ? hwm.mod_revision : 0;
-      rc = hwm_record(&hwm, found, &rec);
-      if (!rc && other && (rc = hwm_record(&ohwm, ofound, &orec)))
-        bad = ohkey;
-    }
-    if (rc) {
-      /* Everyone takes the smallest free ID: one bad record must not stop them all. */
-      idgen__why(l, rc, "etcd key %s: unreadable HWM record (%s)", bad, idgen_strerror(rc));
-      snprintf(corrupt, sizeof corrupt, "%s", l->why);
-      unclaim(e, w);
-      if ((rc = pass_over(e, &p, w)))
-        goto fail;
-      p.corrupt++;
+    case TRY_RACE:
+      races++;
       continue;
-    }
-    e->held = 1;
-    e->worker = w;
-    e->hwm_revision = hrev;
-    if (!found && (rc = fenced_put(e, fresh_hwm(e), &rec.hwm_ms))) { /* never HWM 0 */
-      e->held = 0;
-      rc = rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc; /* our new lease expired already */
+    case TRY_PASSED:
+      continue;
+    case TRY_FAILED:
       goto fail;
     }
-    out->worker = idgen_lease_space_worker(&e->space, w);
-    out->hwm_ms = rec.hwm_ms > orec.hwm_ms ? rec.hwm_ms : orec.hwm_ms;
-    out->ttl_ms = ttl * 1000;
-    out->fenced = 1;
-    out->skipped = (uint32_t)p.corrupt;
-    if (p.corrupt)
-      idgen__why(l, 0, "%s: skipped", corrupt);
-    free(p.ids);
-    return 0;
   }
   rc = idgen__why(l, IDGEN_ECONFLICT,
                   "etcd: lost 64 races for a worker ID in namespace '%s'", e->ns);
 fail:
-  free(p.ids);
+  free(a.p.ids);
   revoke(e);
   return rc;
 }
@@ -671,8 +741,12 @@ static const idgen_lease_class etcd_class = {"etcd",         etcd_acquire, etcd_
                                              etcd_write_hwm, etcd_release, etcd_holders,
                                              etcd_describe,  etcd_free};
 
-int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
-                          const idgen_lease_space *space, char *err, size_t errlen) {
+/* The constructor of idgen_lease_etcd's row. Opening only reads (a status call), so a
+ * read-only open is the same. */
+static int etcd_open(idgen_lease **out, const idgen_lease_config *c,
+                     const idgen_lease_space *space, int readonly, char *err,
+                     size_t errlen) {
+  (void)readonly;
   etcd_lease *e = calloc(1, sizeof *e);
   if (!e)
     return IDGEN_ENOMEM;
@@ -709,6 +783,4 @@ int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *c,
   return 0;
 }
 
-void idgen_lease_etcd_register(void) {
-  idgen__lease_provide_etcd(idgen__lease_etcd_new);
-}
+const idgen_lease_provider idgen_lease_etcd = {IDGEN_LEASE_ETCD, "etcd", etcd_open};

@@ -1,4 +1,5 @@
-/* lease_internal.h: what the providers share: constructors, the holder record, why(). */
+/* lease_internal.h: what the providers share: their class, the holder record, why(), the
+ * file and fixed constructors; host/host.h for the state dir and host-wide claims. */
 #ifndef IDGEN_LEASE_INTERNAL_H
 #define IDGEN_LEASE_INTERNAL_H
 
@@ -8,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "core/core_internal.h"
+#include "host/host.h"
 #include "idgen/lease.h"
 
 /* A provider is a struct whose first field is a struct idgen_lease, whose first field
@@ -60,6 +62,9 @@ IDGEN__EXPORT void idgen__record_self(idgen__record *rec, const char *host_overr
                                       int64_t start_ms, int64_t datacenter,
                                       const char *region);
 
+/* ---- space.c ---- */
+/* The largest value of a field of bits bits. */
+uint64_t idgen__space_field_max(uint8_t bits);
 /* "worker IDs of namespace 'x'", "worker IDs 0-3 (--worker-id-range) of datacenter 1
  * in namespace 'x'": what a space holds, for "all N ... are taken". */
 IDGEN__EXPORT void idgen__space_name(const idgen_lease_space *space, const char *ns,
@@ -72,6 +77,7 @@ IDGEN__EXPORT uint64_t idgen__space_size(const idgen_lease_space *space);
 IDGEN__EXPORT uint64_t idgen__space_alias(const idgen_lease_space *space, uint64_t claimed,
                                           int64_t *dc);
 
+/* ---- provider.c ---- */
 /* Sets lease->why, printf style; returns err so callers can `return why(...)`. */
 IDGEN__EXPORT int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -83,56 +89,6 @@ IDGEN__EXPORT void idgen__lease_observe(idgen_lease *lease, int64_t ns);
  * child must neither use nor release it (see idgen/lease.h). fork_gen is the fork
  * generation recorded when it was opened. */
 IDGEN__EXPORT int idgen__lease_forked(uint64_t fork_gen);
-
-/* The default state directory: $XDG_STATE_HOME/idgen, $HOME/.local/state/idgen for a
- * user, /var/lib/idgen for root. */
-void idgen__default_state_dir(char *out, size_t outlen);
-/* mkdir -p dir, fsyncing the parent of each directory it creates: 0 or a negated
- * errno. */
-int idgen__mkdir_p(const char *dir);
-/* mkdir -p dir and check that a file can be created in it. */
-int idgen__state_dir_ready(const char *dir, char *err, size_t errlen);
-/* fsyncs the directory that holds path (after creating path in it). */
-int idgen__fsync_parent(const char *path);
-
-/* The host-wide claim of a worker ID (claim.c): an abstract Unix socket
- * "idgen/<namespace>/worker/<N>" ("idgen/<namespace>/dc/<D>/worker/<N>" under datacenter
- * D >= 0) that one process at a time can bind, in one network namespace, whatever its
- * user and state directory; the kernel frees it with the holder's last descriptor. fd
- * is -1 when nothing is claimed. */
-typedef struct idgen__claim {
-  int fd;
-} idgen__claim;
-/* 0, -EADDRINUSE when another process holds it, or another negated errno. */
-int idgen__claim_take(idgen__claim *c, const char *ns, int64_t dc, uint64_t worker);
-void idgen__claim_drop(idgen__claim *c);
-/* 1 if some process holds the claim now, 0 if not, negative errno. */
-int idgen__claim_held(const char *ns, int64_t dc, uint64_t worker);
-/* Who holds it, for a refusal: "pid 123 (state dir /x)", "pid 123 (uid ...; its state
- * dir is not readable here)", or "another process". */
-void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
-                         size_t outlen);
-/* Closes the probes queued on a held claim (connects that learnt its pid), so that
- * its backlog never fills. */
-void idgen__claim_drain(idgen__claim *c);
-/* A claim by its whole name (cut to 106 bytes): 0, -EADDRINUSE, or a negated errno. */
-int idgen__claim_take_named(idgen__claim *c, const char *name);
-/* Who holds the claim name: 0 with its pid and uid; -ENOENT when nobody does; -EAGAIN
- * when someone does but its pid cannot be learnt; another negated errno. */
-int idgen__claim_peer(const char *name, long *pid, long *uid);
-/* A shared claim: slots "<base>/0" to "<base>/<slots-1>", one per process. Takes the
- * first free slot, then asks agree(ctx, pid) of the holder of every other one (1: it
- * uses the same thing). 0 with the slot held; -EADDRINUSE with *other set to a holder
- * that does not agree (-1: its pid is not known), holding nothing; -EUSERS when every
- * slot is taken; another negated errno. */
-int idgen__claim_share(idgen__claim *c, const char *base, int slots,
-                       int (*agree)(void *ctx, long pid), void *ctx, long *other);
-/* From /proc/<pid>/fd (readable for the same user or root only): the target of a
- * descriptor that ends with suffix, suffix cut off, in out: 0, or -1 if none is seen. */
-int idgen__proc_fd_find(long pid, const char *suffix, char *out, size_t outlen);
-/* 1 if pid has a descriptor open on the inode (dev, ino), 0 if not, or a negated errno
- * when its descriptors cannot be seen (another user). */
-int idgen__proc_fd_on(long pid, uint64_t dev, uint64_t ino);
 
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */
@@ -148,21 +104,6 @@ int idgen__lease_file_new(idgen_lease **out, const idgen_lease_config *config,
 int idgen__lease_fixed_new(idgen_lease **out, const idgen_lease_config *config,
                            const idgen_lease_space *space, uint64_t claimed, int readonly,
                            char *err, size_t errlen);
-/* Parses "URL[,URL...]" (http:// or https://, trailing slashes dropped, blanks skipped)
- * into eps; *n gets the count. IDGEN_EINVAL with a one-line reason in err. */
-int idgen__etcd_endpoints_parse(const char *value,
-                                char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX],
-                                int *n, char *err, size_t errlen);
-
-/* The etcd provider is in libidgen-etcd (libcurl, jansson): idgen_lease_etcd_register
- * (idgen/etcd.h) hands idgen_lease_open its constructor; without it, kind etcd is
- * IDGEN_ENOPROVIDER. */
-typedef int (*idgen__lease_open_fn)(idgen_lease **out, const idgen_lease_config *config,
-                                    const idgen_lease_space *space, char *err,
-                                    size_t errlen);
-IDGEN__EXPORT void idgen__lease_provide_etcd(idgen__lease_open_fn open);
-int idgen__lease_etcd_new(idgen_lease **out, const idgen_lease_config *config,
-                          const idgen_lease_space *space, char *err, size_t errlen);
 
 /* Shared by file and fixed: a lock file holding a record. */
 typedef struct idgen__hwm_file {

@@ -1,5 +1,9 @@
 /* provider.c: the public calls on a provider, each through its class (lease_internal.h),
- * so that the provider's struct stays out of the public header. */
+ * so that the provider's struct stays out of the public header; and what every provider
+ * shares: why() and the fork check. */
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "lease/lease_internal.h"
 
 int idgen_lease_acquire(idgen_lease *lease, idgen_lease_grant *out) {
@@ -38,4 +42,18 @@ const char *idgen_lease_why(const idgen_lease *lease) {
 void idgen_lease_free(idgen_lease *lease) {
   if (lease)
     lease->vtable->free(lease);
+}
+
+/* ---- shared by the providers ----------------------------------------------------- */
+
+int idgen__lease_forked(uint64_t fork_gen) {
+  return idgen__fork_generation() != fork_gen;
+}
+
+int idgen__why(idgen_lease *lease, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(lease->why, sizeof lease->why, fmt, ap);
+  va_end(ap);
+  return err;
 }

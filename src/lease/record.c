@@ -230,25 +230,6 @@ void idgen__record_self(idgen__record *rec, const char *host_override, int64_t s
   rec->start_ms = start_ms;
 }
 
-int idgen__fsync_parent(const char *path) {
-  char dir[IDGEN_LEASE_PATH_MAX + 32];
-  snprintf(dir, sizeof dir, "%s", path);
-  size_t n = strlen(dir);
-  while (n > 1 && dir[n - 1] == '/')
-    dir[--n] = '\0';
-  char *slash = strrchr(dir, '/');
-  if (!slash)
-    snprintf(dir, sizeof dir, ".");
-  else
-    slash[slash == dir] = '\0'; /* "/x" -> "/" */
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  int rc = fsync(fd) ? -errno : 0;
-  close(fd);
-  return rc;
-}
-
 /* 1 when path names the inode open as fd and it has a link, 0 when not, -errno. */
 static int names_inode(int fd, const char *path) {
   struct stat held, named;

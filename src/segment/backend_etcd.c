@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/etcd_http.h"
-#include "lease/lease_internal.h"
-#include "lease/etcd_json.h"
+#include "etcd/client.h"
+#include "idgen/lease.h"
 #include "segment/segment.h"
 
 #define ATTEMPTS 64 /* compare-and-swap tries per block before giving up (ECONFLICT) */
@@ -141,19 +140,21 @@ static const idgen__segment_backend_class etcd_class = {"etcd", etcd_init, etcd_
 
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen) {
-  char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX];
-  int n = 0;
+  /* The DSN is what --etcd takes: the lease's public parser reads it. */
+  idgen_lease_config lc;
+  idgen_lease_config_init(&lc);
   char why[IDGEN_LEASE_WHY_MAX];
-  if (idgen__etcd_endpoints_parse(dsn, eps, &n, why, sizeof why)) {
-    snprintf(err, errlen, "segment etcd DSN: %s", why);
+  if (idgen_lease_config_set(&lc, "etcd", dsn, why, sizeof why)) {
+    const char *reason = strncmp(why, "--etcd: ", 8) ? why : why + 8;
+    snprintf(err, errlen, "segment etcd DSN: %s", reason);
     return IDGEN_EINVAL;
   }
   etcd_backend *e = calloc(1, sizeof *e);
   if (!e)
     return IDGEN_ENOMEM;
   e->base.vtable = &etcd_class;
-  if (idgen__etcd_http_init(&e->http, (const char(*)[IDGEN_LEASE_PATH_MAX])eps, n,
-                            timeout_ms)) {
+  if (idgen__etcd_http_init(&e->http, (const char(*)[IDGEN_LEASE_PATH_MAX])lc.endpoints,
+                            lc.nendpoints, timeout_ms)) {
     free(e);
     return IDGEN_ENOMEM;
   }

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease/lease_internal.h"
+#include "host/host.h"
 #include "segment/segment.h"
 
 #define DIGITS 20 /* the max, zero-padded: every record of a name has the same length */

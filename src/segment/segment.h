@@ -97,7 +97,7 @@ int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen);
 /* The file backend's host-wide claim of name in namespace ns: one file per name on a
  * host, used by any number of processes (an abstract socket per process and name; see
- * src/lease/claim.c). 0 when held (until the backend is freed); IDGEN_ECONFLICT, with
+ * src/host/claim.c). 0 when held (until the backend is freed); IDGEN_ECONFLICT, with
  * one line naming the other process and its directory, when another process serves
  * name from another file. Other backends: 0, nothing done. */
 int idgen__segment_file_claim(idgen__segment_backend *b, const char *ns, const char *name);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "idgen/etcd.h"
 #include "server/generator.h"
 #include "server/log.h"
 
@@ -84,7 +85,11 @@ static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
     goto fail;
   }
   char why[256];
-  rc = idgen_lease_open(&s->lease, &spec->lease, &s->layout, why, sizeof why);
+  /* The server links every provider: etcd too. */
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
+  idgen_lease_config lc = spec->lease;
+  lc.providers = providers;
+  rc = idgen_lease_open(&s->lease, &lc, &s->layout, why, sizeof why);
   if (rc < 0) {
     snprintf(err, errlen, "generator %s: %s", spec->name, why);
     goto fail;

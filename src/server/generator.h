@@ -12,6 +12,7 @@
 
 #include "common/id_form.h"
 #include "idgen.h"
+#include "idgen/opaque.h"
 #include "server/buf.h"
 #include "server/config.h"
 

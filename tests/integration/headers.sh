@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # headers.sh: the public headers compile as C++11 and as pedantic C99, whole and one by
-# one, with gcc and clang, warnings as errors; they hold no _Atomic and no internals; and
+# one, with gcc and clang, warnings as errors; idgen.h, the umbrella, links against
+# -lidgen alone; they hold no _Atomic and no internals; and
 # libidgen.so exports no test hook (fake clock, fake random) and no internal symbol but
 # those libidgen-etcd needs (idgen__*, marked IDGEN__EXPORT).
 set -euo pipefail
@@ -57,6 +58,25 @@ if g++ -std=c++11 -Wall -Wextra -Werror -I"$src/include" "$dir/app.cc" -o "$dir/
   ok "a C++ program builds on libidgen.a and runs ($out)"
 else
   cat "$dir/err"; fail "a C++ program on libidgen.a"
+fi
+
+# The umbrella header is libidgen's alone: a program that takes the address of every
+# function it declares links against -lidgen and nothing else (an add-on's header in it,
+# idgen/etcd.h or idgen/opaque.h, would leave references -lidgen cannot resolve).
+funcs=$(gcc -E -P -I"$src/include" "$src/include/idgen.h" | tr '\n' ' ' |
+  grep -oE '\b(idgen_[a-z0-9_]+) *\(' | grep -oE 'idgen_[a-z0-9_]+' | sort -u)
+{
+  echo '#include <idgen.h>'
+  echo 'static void *const used[] = {'
+  for f in $funcs; do echo "  (void *)&$f,"; done
+  echo '};'
+  echo 'int main(void) { return used[0] == 0; }'
+} >"$dir/umbrella.c"
+if gcc -std=c11 -Wall -Werror -Wno-pedantic -I"$src/include" "$dir/umbrella.c" -o "$dir/umbrella" \
+  -L"$build" -lidgen 2>"$dir/err" && LD_LIBRARY_PATH=$build "$dir/umbrella"; then
+  ok "idgen.h links against -lidgen alone ($(wc -w <<<"$funcs") functions)"
+else
+  head -20 "$dir/err"; fail "idgen.h declares what -lidgen does not define"
 fi
 
 if grep -n '_Atomic\|idgen__\|stdatomic' "$src/include/idgen.h" "$src"/include/idgen/*.h; then

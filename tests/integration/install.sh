@@ -46,6 +46,7 @@ grep -q "$prefix/share/doc/idgen" "$p/share/man/man1/idgen-serve.1" ||
 # The .pc files: a program compiles against the staged headers and links the libraries.
 cat >"$dir/app.c" <<'EOF'
 #include <idgen.h>
+#include <idgen/opaque.h>
 #include <stdio.h>
 int main(void) {
   idgen_clock_mono clock;

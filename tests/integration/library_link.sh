@@ -3,7 +3,8 @@
 # - a static program from `pkg-config --static --libs idgen` alone (libc, pthreads: no
 #   libcurl, no jansson) builds and runs;
 # - a program on `pkg-config --libs idgen-etcd idgen` opens an etcd lease once it has
-#   called idgen_lease_etcd_register(), and without that call gets IDGEN_ENOPROVIDER;
+#   listed idgen_lease_etcd in its config's providers, and without it gets
+#   IDGEN_ENOPROVIDER;
 # - a CMake project finds the package (find_package(idgen)) and links idgen::idgen,
 #   idgen::idgen_static and idgen::etcd.
 set -euo pipefail
@@ -90,13 +91,15 @@ cat >"$dir/etcd.c" <<'C'
 /* Opens an etcd lease on a port where no etcd listens: with the provider registered the
  * failure is etcd's; without it, IDGEN_ENOPROVIDER. */
 #include <idgen.h>
+#include <idgen/etcd.h>
 #include <stdio.h>
 #include <string.h>
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "register") == 0)
-    idgen_lease_etcd_register();
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
   idgen_lease_config lc;
   idgen_lease_config_init(&lc);
+  if (argc > 1 && strcmp(argv[1], "register") == 0)
+    lc.providers = providers;
   char err[256] = "";
   idgen_lease_config_set(&lc, "lease", "etcd", err, sizeof err);
   idgen_lease_config_set(&lc, "etcd", "http://127.0.0.1:1", err, sizeof err);
@@ -113,7 +116,7 @@ C
 if cc -o "$dir/etcd" "$dir/etcd.c" $(pkg-config --cflags --libs idgen-etcd idgen) 2>"$dir/err"; then
   out=$(LD_LIBRARY_PATH=$libdir "$dir/etcd")
   [[ $out == "IDGEN_ENOPROVIDER: the etcd provider is not in this program"* ]] &&
-    ok "etcd without idgen_lease_etcd_register(): $out" || fail "unregistered: $out"
+    ok "etcd not in the config's providers: $out" || fail "unregistered: $out"
   out=$(LD_LIBRARY_PATH=$libdir "$dir/etcd" register)
   [[ $out == IDGEN_EUNAVAIL:*127.0.0.1:1* ]] && ok "etcd registered: etcd's own error: $out" ||
     fail "registered: $out"

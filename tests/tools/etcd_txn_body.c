@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/etcd_json.h"
+#include "etcd/client.h"
+#include "lease/etcd_txn.h"
 
 static int outcome(const char *lease_id, const char *hwm_revision) {
   static char reply[1 << 16];

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "idgen.h"
+#include "idgen/etcd.h"
 #include "idgen/lease.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -25,7 +26,6 @@ static void sleep_ms(int64_t ms) {
 }
 
 int main(int argc, char **argv) {
-  idgen_lease_etcd_register();
   setvbuf(stdout, NULL, _IOLBF, 0);
   setvbuf(stderr, NULL, _IOLBF, 0);
   const idgen_lease_option *lo = idgen_lease_options();
@@ -74,6 +74,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lease_holder: layout: %s\n", err);
     return 2;
   }
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
+  cfg.providers = providers; /* etcd too */
   idgen_lease *lease = NULL;
   int rc = idgen_lease_open(&lease, &cfg, &layout, err, sizeof err);
   if (rc) {

@@ -11,7 +11,8 @@
 #include <cmocka.h>
 
 #include "idgen.h"
-#include "lease/etcd_json.h"
+#include "etcd/client.h"
+#include "lease/etcd_txn.h"
 #include "lease/lease_internal.h"
 
 static void test_b64_rfc4648(void **state) {

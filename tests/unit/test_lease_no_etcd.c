@@ -29,7 +29,8 @@ static void test_etcd_needs_its_library(void **state) {
                    IDGEN_ENOPROVIDER);
   assert_ptr_equal(lease, (idgen_lease *)&c);
   assert_string_equal(err, "the etcd provider is not in this program: link libidgen-etcd "
-                           "(pkg-config idgen-etcd) and call idgen_lease_etcd_register()");
+                           "(pkg-config idgen-etcd) and list idgen_lease_etcd in "
+                           "idgen_lease_config.providers");
   assert_string_equal(idgen_strerror(IDGEN_ENOPROVIDER),
                       "lease provider not in this program (etcd: link libidgen-etcd)");
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "idgen/opaque.h"
 #include "opaque/ff1.h"
 
 static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz";

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "idgen.h"
+#include "idgen/opaque.h"
 
 #define THREADS 16
 #define PER_THREAD 10000

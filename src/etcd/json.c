@@ -1,5 +1,5 @@
-/* etcd_json.c: request bodies and reply parsing for etcd's v3 JSON gateway, and the
- * choice of a worker ID from a listing: the etcd provider's logic that needs no I/O. */
+/* json.c: request bodies and reply parsing for etcd's v3 JSON gateway (etcd/client.h):
+ * keys, values, leases and transactions, no I/O. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "idgen/error.h"
-#include "lease/etcd_json.h"
+#include "etcd/client.h"
 
 static const char b64chars[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -128,7 +128,11 @@ static json_t *b64_string(const char *s, size_t len) {
   return json_string(buf);
 }
 
-static char *dump(json_t *root) {
+json_t *idgen__etcd_b64(const char *s) {
+  return b64_string(s, strlen(s));
+}
+
+char *idgen__etcd_dump(json_t *root) {
   if (!root)
     return NULL;
   char *s = json_dumps(root, JSON_COMPACT);
@@ -136,7 +140,7 @@ static char *dump(json_t *root) {
   return s;
 }
 
-static json_t *id_string(int64_t v) {
+json_t *idgen__etcd_i64_string(int64_t v) {
   char buf[32];
   snprintf(buf, sizeof buf, "%" PRId64, v);
   return json_string(buf);
@@ -144,18 +148,18 @@ static json_t *id_string(int64_t v) {
 
 char *idgen__etcd_grant_body(int64_t ttl_s) {
   /* "TTL", capitalised: the gateway silently ignores "ttl". */
-  return dump(json_pack("{sI}", "TTL", (json_int_t)ttl_s));
+  return idgen__etcd_dump(json_pack("{sI}", "TTL", (json_int_t)ttl_s));
 }
 
 char *idgen__etcd_id_body(int64_t lease_id) {
-  return dump(json_pack("{so}", "ID", id_string(lease_id)));
+  return idgen__etcd_dump(json_pack("{so}", "ID", idgen__etcd_i64_string(lease_id)));
 }
 
 char *idgen__etcd_range_body(const char *key, const char *range_end) {
   json_t *root = json_pack("{so}", "key", b64_string(key, strlen(key)));
   if (root && range_end)
     json_object_set_new(root, "range_end", b64_string(range_end, strlen(range_end)));
-  return dump(root);
+  return idgen__etcd_dump(root);
 }
 
 char *idgen__etcd_prefix_body(const char *prefix) {
@@ -164,151 +168,42 @@ char *idgen__etcd_prefix_body(const char *prefix) {
   int n = idgen__etcd_prefix_end(prefix, len, end, sizeof end - 1);
   if (n < 0)
     return NULL;
-  return dump(json_pack("{soso}", "key", b64_string(prefix, len), "range_end",
-                        b64_string(end, (size_t)n)));
+  return idgen__etcd_dump(json_pack("{soso}", "key", b64_string(prefix, len), "range_end",
+                                    b64_string(end, (size_t)n)));
 }
 
 /* A compare that holds while key was never created (or was deleted since). */
-static json_t *absent(const char *key) {
+json_t *idgen__etcd_cmp_absent(const char *key) {
   return json_pack("{sosssssI}", "key", b64_string(key, strlen(key)), "target", "CREATE",
                    "result", "EQUAL", "create_revision", (json_int_t)0);
 }
 
 /* A compare that holds while key was last changed at revision mod_revision (0: while it
  * does not exist). */
-static json_t *unmoved(const char *key, int64_t mod_revision) {
+json_t *idgen__etcd_cmp_unmoved(const char *key, int64_t mod_revision) {
   return json_pack("{sossssso}", "key", b64_string(key, strlen(key)), "target", "MOD",
-                   "result", "EQUAL", "mod_revision", id_string(mod_revision));
+                   "result", "EQUAL", "mod_revision", idgen__etcd_i64_string(mod_revision));
 }
 
-static json_t *range_op(const char *key) {
+json_t *idgen__etcd_cmp_lease(const char *key, int64_t lease_id) {
+  return json_pack("{sossssso}", "key", b64_string(key, strlen(key)), "target", "LEASE",
+                   "result", "EQUAL", "lease", idgen__etcd_i64_string(lease_id));
+}
+
+json_t *idgen__etcd_op_range(const char *key) {
   return json_pack("{s{so}}", "request_range", "key", b64_string(key, strlen(key)));
 }
 
-char *idgen__etcd_claim_body(const char *worker_key, const char *value, int64_t lease_id,
-                             const char *hwm_key, const char *other_worker_key,
-                             const char *other_hwm_key) {
-  json_t *root = json_pack(
-      "{s[o]s[{s{sososo}}o]}", "compare", absent(worker_key), "success", "request_put",
-      "key", b64_string(worker_key, strlen(worker_key)), "value",
-      b64_string(value, strlen(value)), "lease", id_string(lease_id), range_op(hwm_key));
-  if (root && other_worker_key) {
-    json_array_append_new(json_object_get(root, "compare"), absent(other_worker_key));
-    json_array_append_new(json_object_get(root, "success"), range_op(other_hwm_key));
-    json_object_set_new(root, "failure", json_pack("[o]", range_op(other_worker_key)));
-  }
-  return dump(root);
-}
-
-/* The fence of every write a holder makes: worker_key still carries lease_id. */
-static json_t *carries_lease(const char *worker_key, int64_t lease_id) {
-  return json_pack("{sossssso}", "key", b64_string(worker_key, strlen(worker_key)),
-                   "target", "LEASE", "result", "EQUAL", "lease", id_string(lease_id));
-}
-
-/* The HWM write of a holder: the fence, and the HWM key as the holder last saw it (so that
- * a write of ours that etcd applies late, after a later one, is refused: see
- * fenced_put in etcd.c). */
-char *idgen__etcd_fenced_put_body(const char *worker_key, int64_t lease_id,
-                                  const char *hwm_key, int64_t hwm_revision,
-                                  const char *value) {
-  json_t *fence = carries_lease(worker_key, lease_id);
-  json_t *seen = unmoved(hwm_key, hwm_revision);
-  return dump(json_pack("{s[oo]s[{s{soso}}]s[oo]}", "compare", fence, seen, "success",
-                        "request_put", "key", b64_string(hwm_key, strlen(hwm_key)), "value",
-                        b64_string(value, strlen(value)), "failure", range_op(worker_key),
-                        range_op(hwm_key)));
-}
-
 char *idgen__etcd_cas_body(const char *key, int64_t mod_revision, const char *value) {
-  return dump(json_pack("{s[o]s[{s{soso}}]s[o]}", "compare", unmoved(key, mod_revision),
-                        "success", "request_put", "key", b64_string(key, strlen(key)),
-                        "value", b64_string(value, strlen(value)), "failure",
-                        range_op(key)));
-}
-
-char *idgen__etcd_fenced_delete_body(const char *worker_key, int64_t lease_id) {
-  return dump(json_pack("{s[o]s[{s{so}}]}", "compare", carries_lease(worker_key, lease_id),
-                        "success", "request_delete_range", "key",
-                        b64_string(worker_key, strlen(worker_key))));
+  return idgen__etcd_dump(json_pack(
+      "{s[o]s[{s{soso}}]s[o]}", "compare", idgen__etcd_cmp_unmoved(key, mod_revision),
+      "success", "request_put", "key", b64_string(key, strlen(key)), "value",
+      b64_string(value, strlen(value)), "failure", idgen__etcd_op_range(key)));
 }
 
 /* ---- replies ----------------------------------------------------------------------- */
 
-int64_t idgen__etcd_key_worker(const char *key) {
-  const char *slash = strrchr(key, '/');
-  if (!slash || !slash[1])
-    return -1;
-  char *end;
-  errno = 0;
-  long long v = strtoll(slash + 1, &end, 10);
-  if (errno || *end || v < 0 || slash[1] < '0' || slash[1] > '9')
-    return -1;
-  return v;
-}
-
-/* Strict decimal digits of s up to the end or a '/': the number, *end after it; -1. */
-static int digits(const char *s, uint64_t *out, const char **end) {
-  if (*s < '0' || *s > '9')
-    return -1;
-  char *e;
-  errno = 0;
-  unsigned long long v = strtoull(s, &e, 10);
-  if (errno || (*e && *e != '/'))
-    return -1;
-  *out = v;
-  *end = e;
-  return 0;
-}
-
-int idgen__etcd_key_parse(const char *rest, int64_t *dc, int *hwm, uint64_t *worker) {
-  uint64_t d;
-  *dc = -1;
-  if (!strncmp(rest, "dc/", 3)) {
-    if (digits(rest + 3, &d, &rest) || *rest != '/' || d > INT64_MAX)
-      return -1;
-    *dc = (int64_t)d;
-    rest++;
-  }
-  if (!strncmp(rest, "workers/", 8))
-    *hwm = 0, rest += 8;
-  else if (!strncmp(rest, "hwm/", 4))
-    *hwm = 1, rest += 4;
-  else
-    return -1;
-  return digits(rest, worker, &rest) || *rest ? -1 : 0;
-}
-
-static int listed(const uint64_t *list, size_t n, uint64_t w) {
-  for (size_t i = 0; i < n; i++)
-    if (list[i] == w)
-      return 1;
-  return 0;
-}
-
-int64_t idgen__etcd_pick(const idgen__etcd_kv *kvs, size_t n, int64_t lease_id, uint64_t lo,
-                         uint64_t hi, const uint64_t *skip, size_t nskip, int *ours) {
-  *ours = 0;
-  for (size_t i = 0; lease_id && i < n; i++) {
-    int64_t w = idgen__etcd_key_worker(kvs[i].key);
-    if (w >= 0 && (uint64_t)w >= lo && (uint64_t)w <= hi && kvs[i].lease == lease_id &&
-        !listed(skip, nskip, (uint64_t)w)) {
-      *ours = 1;
-      return w;
-    }
-  }
-  /* Keys come in byte order (".../17" before ".../3"), not numeric order. */
-  for (uint64_t w = lo; w <= hi; w++) {
-    int taken = listed(skip, nskip, w);
-    for (size_t i = 0; i < n && !taken; i++)
-      taken = idgen__etcd_key_worker(kvs[i].key) == (int64_t)w;
-    if (!taken)
-      return (int64_t)w;
-  }
-  return -1;
-}
-
-static json_t *load(const char *body, size_t len) {
+json_t *idgen__etcd_json_load(const char *body, size_t len) {
   json_error_t jerr;
   json_t *root = json_loadb(body, len, 0, &jerr);
   if (root && !json_is_object(root)) {
@@ -319,7 +214,7 @@ static json_t *load(const char *body, size_t len) {
 }
 
 int idgen__etcd_error(const char *body, size_t len, int *code, char *msg, size_t msglen) {
-  json_t *root = load(body, len);
+  json_t *root = idgen__etcd_json_load(body, len);
   if (!root)
     return 0;
   json_t *e = root;
@@ -343,7 +238,7 @@ int idgen__etcd_error(const char *body, size_t len, int *code, char *msg, size_t
 
 int idgen__etcd_parse_grant(const char *body, size_t len, int64_t *lease_id,
                             int64_t *ttl_s) {
-  json_t *root = load(body, len);
+  json_t *root = idgen__etcd_json_load(body, len);
   if (!root)
     return IDGEN_EPROTO;
   int64_t id = 0, ttl = 0;
@@ -363,7 +258,7 @@ int idgen__etcd_parse_keepalive(const char *body, size_t len, int64_t *ttl_s) {
   const char *nl = memchr(body, '\n', len);
   if (nl && nl + 1 < body + len)
     len = (size_t)(nl - body);
-  json_t *root = load(body, len);
+  json_t *root = idgen__etcd_json_load(body, len);
   if (!root)
     return IDGEN_EPROTO;
   json_t *res = json_object_get(root, "result");
@@ -378,7 +273,7 @@ int idgen__etcd_parse_keepalive(const char *body, size_t len, int64_t *ttl_s) {
 }
 
 int idgen__etcd_parse_ttl(const char *body, size_t len, int64_t *ttl_s) {
-  json_t *root = load(body, len);
+  json_t *root = idgen__etcd_json_load(body, len);
   if (!root)
     return IDGEN_EPROTO;
   int64_t ttl = 0;
@@ -435,7 +330,7 @@ static int decode_kvs(json_t *arr, idgen__etcd_kv **kvs, size_t *n) {
 }
 
 int idgen__etcd_parse_range(const char *body, size_t len, idgen__etcd_kv **kvs, size_t *n) {
-  json_t *root = load(body, len);
+  json_t *root = idgen__etcd_json_load(body, len);
   if (!root)
     return IDGEN_EPROTO;
   int rc = IDGEN_EPROTO;
@@ -447,7 +342,7 @@ int idgen__etcd_parse_range(const char *body, size_t len, idgen__etcd_kv **kvs, 
 
 int idgen__etcd_parse_txn(const char *body, size_t len, int *succeeded, size_t range_index,
                           idgen__etcd_kv *kv, int *found) {
-  json_t *root = load(body, len);
+  json_t *root = idgen__etcd_json_load(body, len);
   if (!root)
     return IDGEN_EPROTO;
   int rc = IDGEN_EPROTO;
@@ -476,7 +371,7 @@ done:
 
 /* The first kv of the txn's response at index i, a range: 1 with *kv, 0 when the range
  * found nothing (kvs omitted), -1 when that response is not a range or not well formed. */
-static int txn_range(json_t *root, size_t i, idgen__etcd_kv *kv) {
+int idgen__etcd_txn_kv(json_t *root, size_t i, idgen__etcd_kv *kv) {
   json_t *r = json_array_get(json_object_get(root, "responses"), i);
   json_t *rr = json_object_get(r, "response_range");
   json_t *arr = json_object_get(rr, "kvs");
@@ -485,43 +380,4 @@ static int txn_range(json_t *root, size_t i, idgen__etcd_kv *kv) {
   if (json_array_size(arr) == 0)
     return 0;
   return decode_kv(json_array_get(arr, 0), kv) ? -1 : 1;
-}
-
-int idgen__etcd_parse_fenced_put(const char *body, size_t len, int64_t lease_id,
-                                 int64_t hwm_revision, idgen__etcd_hwm_put *outcome,
-                                 int64_t *revision, idgen__etcd_kv *hwm) {
-  json_t *root = load(body, len);
-  if (!root)
-    return IDGEN_EPROTO;
-  int rc = IDGEN_EPROTO;
-  json_t *header = json_object_get(root, "header");
-  json_t *s = json_object_get(root, "succeeded");
-  int64_t rev = 0;
-  if (!json_is_object(header) || (s && !json_is_boolean(s)))
-    goto done;
-  if (json_is_true(s)) {
-    /* A txn that writes makes one revision, the header's: the HWM key's mod_revision. */
-    if (idgen__json_i64(header, "revision", &rev) || rev <= 0)
-      goto done;
-    *outcome = IDGEN__HWM_WRITTEN;
-    *revision = rev;
-    rc = 0;
-    goto done;
-  }
-  idgen__etcd_kv wk, hk;
-  int wfound = txn_range(root, 0, &wk), hfound = txn_range(root, 1, &hk);
-  if (wfound < 0 || hfound < 0)
-    goto done;
-  if (!hfound)
-    memset(&hk, 0, sizeof hk);
-  rev = hk.mod_revision;
-  if (wfound && wk.lease == lease_id && rev == hwm_revision)
-    goto done; /* both compares held, yet it failed: not the reply to our body */
-  *outcome = wfound && wk.lease == lease_id ? IDGEN__HWM_MOVED : IDGEN__HWM_NOT_OURS;
-  *revision = rev;
-  *hwm = hk;
-  rc = 0;
-done:
-  json_decref(root);
-  return rc;
 }

@@ -18,7 +18,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "lease/lease_internal.h"
+#include "host/host.h"
+#include "idgen/lease.h"
 
 /* The address of the claim name: a NUL, then the name (no terminator: abstract names
  * count every byte of the length given), cut to what sun_path holds. */

@@ -1,12 +1,11 @@
-/* etcd_http.c: POST to etcd's JSON gateway with libcurl, failing over between members. */
+/* http.c: POST to etcd's JSON gateway with libcurl, failing over between members. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/etcd_http.h"
-#include "lease/etcd_json.h"
+#include "etcd/client.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void) {
