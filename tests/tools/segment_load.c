@@ -5,11 +5,14 @@
  *   <unix ms> <process> <number> <name>
  *   <unix ms> <process> ERR <error name>
  * It stops after --count numbers, or on SIGTERM/SIGINT, and then prints its counters on
- * one line to stderr:
+ * one line to stderr. It gives up, exit 1, after --stall-ms (default 30000; 0: never)
+ * with no number at all: a refusal that never ends (a broken fence refusing every
+ * block) must fail its test quickly, not hold it until the test's own timeout.
  *   SEGMENTLOAD issued=.. blocks=.. step=.. backend_errors=.. refused=.. waits=.. last=..
  * Usage: segment_load --backend B --dsn DSN --name NAME --process P --out FILE
  *          [--count N] [--step N] [--max-step N] [--period-ms MS] [--prefetch PCT]
- *          [--retry-ms MS] [--batch K] [--pace-us US] [--timeout-ms MS] */
+ *          [--retry-ms MS] [--batch K] [--pace-us US] [--timeout-ms MS]
+ *          [--stall-ms MS] */
 #include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
@@ -39,7 +42,8 @@ static void sleep_us(int64_t us) {
 static void usage(void) {
   fprintf(stderr, "usage: segment_load --backend B --dsn DSN --name NAME --process P --out "
                   "FILE [--count N] [--step N] [--max-step N] [--period-ms MS] [--prefetch "
-                  "PCT] [--retry-ms MS] [--batch K] [--pace-us US] [--timeout-ms MS]\n");
+                  "PCT] [--retry-ms MS] [--batch K] [--pace-us US] [--timeout-ms MS] "
+                  "[--stall-ms MS]\n");
 }
 
 int main(int argc, char **argv) {
@@ -57,10 +61,11 @@ int main(int argc, char **argv) {
                                           {"batch", required_argument, NULL, 'k'},
                                           {"pace-us", required_argument, NULL, 'u'},
                                           {"timeout-ms", required_argument, NULL, 't'},
+                                          {"stall-ms", required_argument, NULL, 'S'},
                                           {NULL, 0, NULL, 0}};
   const char *backend = NULL, *dsn = NULL, *name = NULL, *process = NULL, *out_path = NULL;
   long long count = -1, step = 1000, max_step = 0, period_ms = 0, prefetch = 20;
-  long long retry_ms = 100, batch = 0, pace_us = 0, timeout_ms = 2000;
+  long long retry_ms = 100, batch = 0, pace_us = 0, timeout_ms = 2000, stall_ms = 30000;
   int opt;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
     switch (opt) {
@@ -106,13 +111,16 @@ int main(int argc, char **argv) {
     case 't':
       timeout_ms = atoll(optarg);
       break;
+    case 'S':
+      stall_ms = atoll(optarg);
+      break;
     default:
       usage();
       return 2;
     }
   }
   if (!backend || !dsn || !name || !process || !out_path || optind != argc || step < 1 ||
-      batch < 0 || batch > 4096 || strchr(process, ' ')) {
+      batch < 0 || batch > 4096 || stall_ms < 0 || strchr(process, ' ')) {
     usage();
     return 2;
   }
@@ -165,6 +173,8 @@ int main(int argc, char **argv) {
 
   uint64_t buf[4096];
   long long done = 0;
+  int stalled = 0;
+  int64_t last_number_ms = wall_ms();
   while (!stop_flag && (count < 0 || done < count)) {
     size_t want = batch ? (size_t)batch : 1;
     if (count >= 0 && (long long)want > count - done)
@@ -176,9 +186,16 @@ int main(int argc, char **argv) {
               name);
     if (got < 0) {
       fprintf(out, "%lld %s ERR %s\n", (long long)now, process, idgen_err_name((int)got));
+      if (stall_ms && now - last_number_ms >= stall_ms) {
+        fprintf(stderr, "segment_load: no number for %lld ms, refused with %s: giving up\n",
+                stall_ms, idgen_err_name((int)got));
+        stalled = 1;
+        break;
+      }
       sleep_us(1000); /* a refusal is immediate: do not write a million of them */
     } else {
       done += got;
+      last_number_ms = now;
     }
     if (pace_us)
       sleep_us(pace_us);
@@ -195,5 +212,5 @@ int main(int argc, char **argv) {
           (unsigned long long)s.last_max);
   idgen__segment_free(seg);
   idgen__segment_backend_free(b);
-  return 0;
+  return stalled ? 1 : 0;
 }
