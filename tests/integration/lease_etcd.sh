@@ -4,31 +4,9 @@
 # the HWM), SIGSTOP past the TTL (the paused holder never issues above the cap the next
 # holder read), graceful shutdown revokes at once, an unreadable HWM at the smallest free
 # ID is passed over. Usage: lease_etcd.sh /path/to/idgen
-set -euo pipefail
-trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
-IDGEN=${1:?usage: lease_etcd.sh /path/to/idgen}
-SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
-HOLDER=$BUILD/lease_holder
-[[ -x $HOLDER ]] || { echo "lease_holder not built at $HOLDER" >&2; exit 1; }
+source "$(dirname "$0")/lease_common.bash"
 command -v etcd >/dev/null || "$SRC/scripts/deps.sh" test
-T=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill -KILL "$p" 2>/dev/null || true; done
-  "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd" || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$T"/*.err; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
-ok() { echo "ok - $*"; }
-worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
-floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
-wait_held() { # errfile
-  for _ in $(seq 150); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
-  fail "no 'held' in $1"
-}
-now_ms() { date +%s%3N; }
+stop_servers() { "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd"; }
 
 EPS=$("$SRC/scripts/etcd-cluster.sh" start "$T/etcd" 1)
 echo "etcd at $EPS"

@@ -2,26 +2,11 @@
 # etcd provider against a real three-member etcd: killing the leader does not lose the
 # lease; with quorum lost, issuing stops within TTL - margin and resumes when quorum
 # returns. Usage: lease_etcd_failover.sh /path/to/idgen
-set -euo pipefail
-trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
-IDGEN=${1:?usage: lease_etcd_failover.sh /path/to/idgen}
-SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
-HOLDER=$BUILD/lease_holder
+source "$(dirname "$0")/lease_common.bash"
 CL=$SRC/scripts/etcd-cluster.sh
-[[ -x $HOLDER ]] || { echo "lease_holder not built at $HOLDER" >&2; exit 1; }
 command -v etcd >/dev/null || "$SRC/scripts/deps.sh" test
-T=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  "$CL" stop "$T/etcd" || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
+stop_servers() { "$CL" stop "$T/etcd"; }
 fail() { echo "FAIL: $*" >&2; tail -20 "$T/h.err" >&2 || true; exit 1; }
-ok() { echo "ok - $*"; }
-now_ms() { date +%s%3N; }
 wait_healthy() { # url
   for _ in $(seq 100); do
     curl -s -m 1 -X POST "$1/v3/maintenance/status" -d '{}' | grep '"leader"' >/dev/null && return 0

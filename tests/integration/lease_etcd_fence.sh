@@ -12,33 +12,13 @@
 # keepalive answered without a TTL (a revoked lease) stops the holder at once.
 # Usage: lease_etcd_fence.sh /path/to/idgen [PART...]   (tests/integration/parts.bash:
 # fence is parts 1-5; release, fresh and revoked are parts 6, 7 and 8)
-set -euo pipefail
-trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
-IDGEN=${1:?usage: lease_etcd_fence.sh /path/to/idgen}
-SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+source "$(dirname "$0")/lease_common.bash"
 source "$(dirname "$0")/parts.bash"
 parts fence release fresh revoked -- "${@:2}"
-BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
-HOLDER=$BUILD/lease_holder TXN_BODY=$BUILD/etcd_txn_body
-for t in "$HOLDER" "$TXN_BODY"; do [[ -x $t ]] || { echo "$t not built" >&2; exit 1; }; done
+TXN_BODY=$BUILD/etcd_txn_body
+[[ -x $TXN_BODY ]] || { echo "$TXN_BODY not built" >&2; exit 1; }
 command -v etcd >/dev/null || "$SRC/scripts/deps.sh" test
-T=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd" || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$T"/*.err; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
-ok() { echo "ok - $*"; }
-worker_of() { sed -n 's/^# acquired worker=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
-floor_of() { sed -n 's/^# acquired worker=[0-9]* floor=\([0-9]*\).*/\1/p' "$1" | sed -n 1p; }
-wait_held() { # errfile
-  for _ in $(seq 150); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
-  fail "no 'held' in $1"
-}
-now_ms() { date +%s%3N; }
+stop_servers() { "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd"; }
 
 EPS=$("$SRC/scripts/etcd-cluster.sh" start "$T/etcd" 1)
 echo "etcd at $EPS"

@@ -7,30 +7,11 @@
 # claimed again, is not counted. The
 # clocks are moved by libfaketime, per process (etcd's own clock stays real).
 # Usage: lease_etcd_skew.sh /path/to/idgen
-set -euo pipefail
-trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
-IDGEN=${1:?usage: lease_etcd_skew.sh /path/to/idgen}
-SRC=${IDGEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
-HOLDER=$BUILD/lease_holder
-[[ -x $HOLDER ]] || { echo "lease_holder not built at $HOLDER" >&2; exit 1; }
+source "$(dirname "$0")/lease_common.bash"
 command -v etcd >/dev/null || "$SRC/scripts/deps.sh" test
 FT=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
 [[ -f $FT ]] || { echo "libfaketime not installed at $FT (scripts/deps.sh test installs faketime)" >&2; exit 1; }
-T=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd" || true
-  rm -rf "$T"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$T"/*.err; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
-ok() { echo "ok - $*"; }
-wait_held() { # errfile
-  for _ in $(seq 150); do grep -qs '^# state held' "$1" && return 0; sleep 0.1; done
-  fail "no 'held' in $1"
-}
+stop_servers() { "$SRC/scripts/etcd-cluster.sh" stop "$T/etcd"; }
 
 EPS=$("$SRC/scripts/etcd-cluster.sh" start "$T/etcd" 1)
 echo "etcd at $EPS"
