@@ -1,7 +1,8 @@
 /* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
  * generator or ?name=N), /v1/uuid7, /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info,
- * /healthz, /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string;
- * IDs come in any form of common/id_form.h, opaque ones included. */
+ * /v1/bounds (server/bounds.c), /healthz, /readyz, /metrics, and the status page /. Every
+ * 64-bit ID is a JSON string; IDs come in any form of common/id_form.h, opaque ones
+ * included. */
 #include "server/api.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "common/decode_json.h"
 #include "common/id_form.h"
+#include "server/bounds.h"
 #include "server/status_page.h"
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
@@ -92,9 +94,11 @@ typedef struct params {
   idgen__id_form form;
   int opaque;            /* decode: the ID is an opaque one */
   idgen__generator *gen; /* ?name=N, else the default generator */
+  const char *from, *to; /* bounds: the raw values, NULL when absent */
+  size_t from_len, to_len;
 } params;
 
-enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8 };
+enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8, P_TIMES = 16 };
 
 /* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
 static void shown(const char *s, size_t n, char *out, size_t outlen) {
@@ -183,6 +187,15 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
       }
       p->has_opaque = 1;
       p->opaque = val[0] == '1';
+    } else if ((allowed & P_TIMES) && (eq(key, klen, "from") || eq(key, klen, "to"))) {
+      const char **v = key[0] == 'f' ? &p->from : &p->to;
+      if (*v) {
+        json_error(t, res, 400, "bad_parameter",
+                   key[0] == 'f' ? "from given twice" : "to given twice");
+        return -1;
+      }
+      *v = val;
+      *(key[0] == 'f' ? &p->from_len : &p->to_len) = vlen;
     } else {
       char name[40], msg[96];
       shown(key, klen, name, sizeof name);
@@ -348,6 +361,18 @@ static void route_decode(idgen__tctx *t, const idgen__http_req *req, const param
   ok_json(res);
 }
 
+static void route_bounds(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                         idgen__http_res *res) {
+  (void)req;
+  char why[256];
+  if (idgen__bounds_json(p->gen, p->from, p->from_len, p->to, p->to_len,
+                         idgen_wall_ns() / 1000000, &t->out, why, sizeof why) < 0) {
+    json_error(t, res, 400, "bad_parameter", why);
+    return;
+  }
+  ok_json(res);
+}
+
 static void route_info(idgen__tctx *t, const idgen__http_req *req, const params *p,
                        idgen__http_res *res) {
   (void)req, (void)p;
@@ -433,6 +458,7 @@ static const struct route {
     {"/v1/uuid4", 0, ROUTE_UUID4, P_COUNT, 0, route_uuid4},
     {"/v1/ulid", 0, ROUTE_ULID, P_COUNT, 0, route_ulid},
     {"/v1/decode/", 1, ROUTE_DECODE, P_OPAQUE | P_NAME, 0, route_decode},
+    {"/v1/bounds", 0, ROUTE_BOUNDS, P_TIMES | P_NAME, 0, route_bounds},
     {"/v1/info", 0, ROUTE_INFO, 0, 0, route_info},
     {"/healthz", 0, ROUTE_HEALTHZ, 0, 1, route_healthz},
     {"/readyz", 0, ROUTE_READYZ, P_NAME, 1, route_readyz},
