@@ -110,6 +110,8 @@ int idgen__segment_file_claim(idgen__segment_backend *b, const char *ns, const c
  * was there, or an error with one line in b->why. Other backends: 1, nothing done. */
 int idgen__segment_file_start(idgen__segment_backend *b, const char *ns, const char *name,
                               int may_make);
+/* 1 for a file backend of the directory form (a file per name), else 0. */
+int idgen__segment_file_is_dir(const idgen__segment_backend *b);
 int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
                                int64_t timeout_ms, char *err, size_t errlen);
 

@@ -160,6 +160,9 @@ const idgen__gen_key idgen__gen_keys[] = {
     {"period_s", SEG, GU(period_s, 1, 7 * 86400), NULL},
     {"retry_ms", SEG, GU(retry_ms, 10, 600000), NULL},
     {"timeout_ms", SEG, GU(timeout_ms, 100, 600000), NULL},
+    {"period", SEG, GS(period), NULL},
+    {"timezone", SEG, GS(timezone), NULL},
+    {"digits", SEG, GU(digits, 1, 10), NULL},
     {"opaque_key_file", SNOW | SEG, GS(opaque_key_file), "opaque-key-file"},
 };
 enum { NKEYS = sizeof idgen__gen_keys / sizeof idgen__gen_keys[0] };
@@ -259,6 +262,9 @@ static void spec_defaults(const idgen__serve_config *cfg, idgen__gen_spec *s,
   s->period_s = (uint64_t)(sc.period_ns / 1000000000);
   s->retry_ms = (uint64_t)(sc.retry_ns / 1000000);
   s->timeout_ms = 5000; /* the backends' own default */
+  snprintf(s->period, sizeof s->period, "none");
+  snprintf(s->timezone, sizeof s->timezone, "UTC");
+  s->digits = 6;
 }
 
 /* 0 if name may name a generator; else -1 with the reason. Names are the segment
@@ -267,7 +273,7 @@ static void spec_defaults(const idgen__serve_config *cfg, idgen__gen_spec *s,
 static int gen_name_check(const char *name, const char **why) {
   idgen__id_form form;
   size_t digits = strspn(name, "0123456789");
-  if (idgen__segment_name_check(name)) {
+  if (idgen__segment_name_check(name) || strchr(name, ':')) {
     *why = "use 1-64 of A-Z a-z 0-9 _ . - (not starting with '.')";
     return -1;
   }
@@ -715,13 +721,53 @@ static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
   idgen__segment_config c;
   idgen__gen_spec_segment_config(s, b, &clock.base, &c);
   c.manual = 1;
+  idgen__tz *tz = NULL;
+  if (idgen__gen_spec_period(s, &c, &tz, err, errlen) < 0) {
+    idgen__segment_backend_free(b);
+    return -1;
+  }
+  if (c.period && (!strcmp(s->backend, "mariadb") ||
+                   (!strcmp(s->backend, "file") && !idgen__segment_file_is_dir(b)))) {
+    idgen__segment_backend_free(b);
+    idgen__tz_free(tz);
+    origin(s, "period", prefix, sizeof prefix);
+    snprintf(err, errlen, "%s: %s", prefix,
+             !strcmp(s->backend, "mariadb")
+                 ? "the mariadb backend has one counter per table: no period keys"
+                 : "the file backend needs a directory (one file per period), not a file");
+    return -1;
+  }
   idgen__segment *seg = NULL;
   int rc = idgen__segment_new(&seg, &c, why, sizeof why);
   idgen__segment_free(seg);
   idgen__segment_backend_free(b);
+  idgen__tz_free(tz);
   if (rc < 0)
     snprintf(err, errlen, "%s%s", prefix, why);
   return rc < 0 ? -1 : 0;
+}
+
+int idgen__gen_spec_period(const idgen__gen_spec *s, idgen__segment_config *out,
+                           idgen__tz **tz, char *err, size_t errlen) {
+  char what[IDGEN_CFG_PATH + 160], why[200];
+  *tz = NULL;
+  if (idgen__period_parse(s->period, &out->period) < 0) {
+    origin(s, "period", what, sizeof what);
+    snprintf(err, errlen, "%s: '%s' is not a period (day, month, year, none)", what,
+             s->period);
+    return -1;
+  }
+  if (!out->period)
+    return 0;
+  if (idgen__tz_load(s->timezone, tz, why, sizeof why) < 0) {
+    origin(s, "timezone", what, sizeof what);
+    snprintf(err, errlen, "%s: %s", what, why);
+    return -1;
+  }
+  out->tz = *tz;
+  out->period_digits = (unsigned)s->digits;
+  out->ns = s->lease.ns;
+  return 0;
 }
 
 void idgen__gen_spec_segment_config(const idgen__gen_spec *s, idgen__segment_backend *b,
