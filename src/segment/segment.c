@@ -77,6 +77,7 @@ struct idgen__segment {
   _Alignas(CACHE_LINE) _Atomic uint64_t issued_closed; /* numbers of blocks used up */
   _Atomic uint64_t blocks, backend_errors, refused, waits;
   _Atomic uint64_t step_now, last_max_now, next_left_now, period_now, period_dropped;
+  _Atomic uint64_t period_burnt;
   _Atomic int backend_ok;
   _Atomic uint64_t latency_count, latency_sum_us;
   _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
@@ -248,7 +249,7 @@ static int sync_period(idgen__segment *seg) {
   atomic_store(&next->start_ms, start);
   atomic_store(&next->end_ms, end);
   uint64_t dropped = seg->next_ready ? atomic_load(&seg->next_left_now) : 0;
-  seg->next_ready = 0;
+  seg->next_ready = 0; /* the buffered block of the old period: dropped */
   atomic_store(&seg->next_left_now, 0);
   uint64_t w = atomic_load(&seg->pos);
   while (!atomic_compare_exchange_weak(&seg->pos, &w, (GEN_OF(w) + 1) << OFF_BITS))
@@ -489,7 +490,7 @@ static int in_period(idgen__segment *seg, const window *win, uint64_t k) {
   int64_t now = now_ms(seg);
   if (now >= win->start_ms && now < win->end_ms)
     return 1;
-  atomic_fetch_add(&seg->period_dropped, k);
+  atomic_fetch_add(&seg->period_burnt, k);
   pthread_mutex_lock(&seg->mu);
   int rc = sync_period(seg);
   pthread_mutex_unlock(&seg->mu);
@@ -671,6 +672,7 @@ void idgen__segment_stats_get(idgen__segment *seg, idgen__segment_stats *out) {
   s.last_max = atomic_load(&seg->last_max_now);
   s.period = atomic_load(&seg->period_now);
   s.period_dropped = atomic_load(&seg->period_dropped);
+  s.period_burnt = atomic_load(&seg->period_burnt);
   s.backend_ok = atomic_load(&seg->backend_ok);
   s.ready = s.current_left + s.next_left > 0 || s.backend_ok;
   s.fetch_latency.count = atomic_load(&seg->latency_count);

@@ -207,6 +207,7 @@ typedef struct idgen__segment_stats {
   uint64_t last_max;       /* the highest number leased so far (0: none) */
   uint64_t period;         /* the current period's number (0: none yet, or no period) */
   uint64_t period_dropped; /* numbers dropped at period changes (leased, never handed) */
+  uint64_t period_burnt;   /* numbers reserved, then found outside their period (burnt) */
   int backend_ok;          /* 1 if the last fetch succeeded (0 before the first) */
   int ready;               /* readiness: a number can be handed out now, or the
                               backend answered its last call (a call waits at most

@@ -152,8 +152,9 @@ static void seg_info_json(idgen__generator *g, idgen__buf *out) {
   if (s->tz)
     idgen__buf_addf(out,
                     ",\"period\":\"%s\",\"timezone\":\"%s\",\"current_period\":%" PRIu64
-                    ",\"period_dropped\":%" PRIu64,
-                    s->period, idgen__tz_name(s->tz), st.period, st.period_dropped);
+                    ",\"period_dropped\":%" PRIu64 ",\"period_burnt\":%" PRIu64,
+                    s->period, idgen__tz_name(s->tz), st.period, st.period_dropped,
+                    st.period_burnt);
   idgen__buf_adds(out, ",\"last_error\":");
   idgen__buf_add_json_str(out, why, strlen(why));
 }
