@@ -90,6 +90,7 @@ static void ok_json(idgen__http_res *res) {
 /* The query parameters a route accepts. */
 typedef struct params {
   int has_count, has_format, has_opaque, has_name;
+  int raw; /* format=raw: the integer of a generator with a text form, in decimal */
   uint64_t count;
   idgen__id_form form;
   int opaque;            /* decode: the ID is an opaque one */
@@ -161,6 +162,10 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
       }
       p->count = v;
     } else if ((allowed & P_FORMAT) && eq(key, klen, "format")) {
+      if (!p->has_format && eq(val, vlen, "raw")) { /* the integer of a text form */
+        p->has_format = p->raw = 1;
+        continue;
+      }
       if (p->has_format || idgen__id_form_parse(val, vlen, &p->form) < 0) {
         json_error(t, res, 400, "bad_format", "format must be one of " IDGEN__ID_FORMS);
         return -1;
@@ -223,7 +228,8 @@ static void add_id(idgen__tctx *t, uint64_t id, idgen_format format,
 /* n IDs of g (idgen__svc_issue) as JSON: one under key `one`, or a list under `many`;
  * 64-bit ones as strings in form, text ones as they are. */
 static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form form,
-                  int list, const char *one, const char *many, idgen__http_res *res) {
+                  int text_form, int list, const char *one, const char *many,
+                  idgen__http_res *res) {
   idgen__issued *r = &t->issued;
   int rc = idgen__svc_issue(g, n, form, t->m, r);
   if (rc < 0) {
@@ -244,6 +250,13 @@ static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form 
       size_t len;
       const char *text = idgen__issued_text(r, i, &len);
       idgen__buf_add_json_str(&t->out, text, len);
+    } else if (text_form && g->text_of) {
+      char text[160];
+      int len = g->text_of(g, r->ids[i], text, sizeof text);
+      if (len < 0)
+        idgen__buf_adds(&t->out, "null");
+      else
+        idgen__buf_add_json_str(&t->out, text, (size_t)len);
     } else {
       add_id(t, r->ids[i], form.format, g->layout);
     }
@@ -254,20 +267,20 @@ static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form 
 static void route_id(idgen__tctx *t, const idgen__http_req *req, const params *p,
                      idgen__http_res *res) {
   (void)req;
-  issue(t, p->gen, 1, p->form, 0, "id", "ids", res);
+  issue(t, p->gen, 1, p->form, !p->has_format, 0, "id", "ids", res);
 }
 
 static void route_ids(idgen__tctx *t, const idgen__http_req *req, const params *p,
                       idgen__http_res *res) {
   (void)req;
-  issue(t, p->gen, (size_t)p->count, p->form, 1, "id", "ids", res);
+  issue(t, p->gen, (size_t)p->count, p->form, !p->has_format, 1, "id", "ids", res);
 }
 
 /* /v1/uuid7, /v1/uuid4, /v1/ulid: the service's own, whatever the configuration. */
 static void builtin_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
                          const char *many, idgen__http_res *res) {
-  issue(t, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, p->has_count, one,
-        many, res);
+  issue(t, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, 0, p->has_count,
+        one, many, res);
 }
 
 static void route_uuid7(idgen__tctx *t, const idgen__http_req *req, const params *p,
@@ -340,6 +353,8 @@ static void route_decode(idgen__tctx *t, const idgen__http_req *req, const param
     if (decode_opaque(t, p->gen->opaque, text, len, &id, &opaque, res) < 0)
       return;
     n = idgen__decode_json(layout, id, json, sizeof json);
+  } else if (p->gen->id_of && p->gen->id_of(p->gen, text, len, &id) == 0) {
+    n = idgen__decode_json(layout, id, json, sizeof json); /* its text form (ord_…) */
   } else {
     n = idgen__decode_any_json(layout, text, len, json, sizeof json, &kind);
   }

@@ -163,6 +163,7 @@ const idgen__gen_key idgen__gen_keys[] = {
     {"period", SEG, GS(period), NULL},
     {"timezone", SEG, GS(timezone), NULL},
     {"digits", SEG, GU(digits, 1, 10), NULL},
+    {"format", SNOW | SEG, GS(format), NULL},
     {"opaque_key_file", SNOW | SEG, GS(opaque_key_file), "opaque-key-file"},
 };
 enum { NKEYS = sizeof idgen__gen_keys / sizeof idgen__gen_keys[0] };
@@ -686,9 +687,36 @@ int idgen__gen_spec_parse(const idgen__gen_spec *s, idgen__snowflake_choices *ou
 }
 
 /* A snowflake generator: layout, policy, threshold, the lease against the layout. */
+int idgen__snowflake_prefix(const idgen__gen_spec *s, char *prefix, size_t prefixlen,
+                            char *err, size_t errlen) {
+  static const char tail[] = "{base62}";
+  size_t len = strlen(s->format), tl = sizeof tail - 1, plen = len - tl;
+  int ok = len > tl && len - tl <= IDGEN__SNOWFLAKE_PREFIX_MAX &&
+           !strcmp(s->format + plen, tail);
+  for (size_t i = 0; ok && i < plen; i++) {
+    char c = s->format[i];
+    ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '-';
+  }
+  if (!ok) {
+    char what[IDGEN_CFG_PATH + 160];
+    origin(s, "format", what, sizeof what);
+    snprintf(err, errlen,
+             "%s: a snowflake generator's format is PREFIX{base62}, PREFIX 1-%d of A-Z "
+             "a-z 0-9 _ - (ord_{base62}), not '%s'",
+             what, IDGEN__SNOWFLAKE_PREFIX_MAX, s->format);
+    return -1;
+  }
+  snprintf(prefix, prefixlen, "%.*s", (int)plen, s->format);
+  return 0;
+}
+
 static int check_snowflake(const idgen__gen_spec *s, char *err, size_t errlen) {
   idgen__snowflake_choices choices;
   if (idgen__gen_spec_parse(s, &choices, err, errlen) < 0)
+    return -1;
+  char fixed[IDGEN__SNOWFLAKE_PREFIX_MAX + 1];
+  if (s->format[0] && idgen__snowflake_prefix(s, fixed, sizeof fixed, err, errlen) < 0)
     return -1;
   char why[512], prefix[IDGEN_CFG_PATH + 100];
   if (idgen_lease_config_check(&s->lease, &choices.layout, why, sizeof why) < 0) {
@@ -737,6 +765,12 @@ static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
                  : "the file backend needs a directory (one file per period), not a file");
     return -1;
   }
+  idgen__seg_format fmt;
+  if (s->format[0] && idgen__gen_spec_format(s, &fmt, err, errlen) < 0) {
+    idgen__segment_backend_free(b);
+    idgen__tz_free(tz);
+    return -1;
+  }
   idgen__segment *seg = NULL;
   int rc = idgen__segment_new(&seg, &c, why, sizeof why);
   idgen__segment_free(seg);
@@ -767,6 +801,20 @@ int idgen__gen_spec_period(const idgen__gen_spec *s, idgen__segment_config *out,
   out->tz = *tz;
   out->period_digits = (unsigned)s->digits;
   out->ns = s->lease.ns;
+  return 0;
+}
+
+int idgen__gen_spec_format(const idgen__gen_spec *s, idgen__seg_format *out, char *err,
+                           size_t errlen) {
+  char what[IDGEN_CFG_PATH + 160], why[256];
+  idgen__period_kind period = IDGEN__PERIOD_NONE;
+  idgen__period_parse(s->period, &period);
+  if (idgen__seg_format_compile(out, s->format, s->name, period, (unsigned)s->digits, why,
+                                sizeof why) < 0) {
+    origin(s, "format", what, sizeof what);
+    snprintf(err, errlen, "%s: %s", what, why);
+    return -1;
+  }
   return 0;
 }
 

@@ -17,6 +17,8 @@ typedef struct segment {
   idgen__segment *seg;
   idgen__tz *tz; /* a period's timezone, or NULL */
   char period[16];
+  int has_format;
+  idgen__seg_format format;
   char backend_name[16];
   char dsn[IDGEN_CFG_DSN]; /* masked: fit to show */
   uint64_t min_step, max_step, prefetch_pct;
@@ -44,6 +46,16 @@ static void seg_close(idgen__generator *g) {
   idgen__segment_backend_free(s->backend);
   idgen__tz_free(s->tz);
   free(s);
+}
+
+static int seg_text_of(const idgen__generator *g, uint64_t id, char *out, size_t outlen) {
+  return idgen__seg_format_text(&((const segment *)g)->format, id, out, outlen);
+}
+
+static int seg_id_of(const idgen__generator *g, const char *text, size_t len,
+                     uint64_t *id) {
+  uint64_t period, n;
+  return idgen__seg_format_parse(&((const segment *)g)->format, text, len, id, &period, &n);
 }
 
 static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
@@ -81,6 +93,15 @@ static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
     goto fail;
   }
   snprintf(s->period, sizeof s->period, "%s", spec->period);
+  if (spec->format[0]) {
+    if (idgen__gen_spec_format(spec, &s->format, err, errlen) < 0) {
+      rc = IDGEN_EINVAL;
+      goto fail;
+    }
+    s->has_format = 1;
+    s->base.text_of = seg_text_of;
+    s->base.id_of = seg_id_of;
+  }
   /* A period generator claims its name host-wide here; each period's key is started
    * (its file made, or refused when lost) at its first fetch. */
   rc = c.period ? idgen__segment_file_claim(s->backend, spec->lease.ns, spec->name)
@@ -155,6 +176,10 @@ static void seg_info_json(idgen__generator *g, idgen__buf *out) {
                     ",\"period_dropped\":%" PRIu64 ",\"period_burnt\":%" PRIu64,
                     s->period, idgen__tz_name(s->tz), st.period, st.period_dropped,
                     st.period_burnt);
+  if (s->has_format) {
+    idgen__buf_adds(out, ",\"format\":");
+    idgen__buf_add_json_str(out, s->format.template_text, strlen(s->format.template_text));
+  }
   idgen__buf_adds(out, ",\"last_error\":");
   idgen__buf_add_json_str(out, why, strlen(why));
 }

@@ -7,10 +7,13 @@
 # under its own key (orders:20261201); the old day's buffered blocks were dropped; the
 # file backend's key file and .created record exist, and a lost key file is refused at
 # the next start. MariaDB and a file-path DSN are refused at config time.
-# Parts: file postgres etcd refusals. Usage: server_segment_period.sh /path/to/idgen [PART...]
+# Then text forms (format:): a segment generator's ORD-{date:%Y%m%d}-{seq:06} over HTTP,
+# format=raw, parsed back by `idgen decode --generator`; a snowflake generator's ord_
+# prefix; bad formats refused at config time.
+# Parts: file postgres etcd refusals formats. Usage: server_segment_period.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts file postgres etcd refusals -- "${@:2}"
+parts file postgres etcd refusals formats -- "${@:2}"
 for tool in curl jq; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
@@ -173,5 +176,73 @@ if part refusals; then
   orders: {kind: segment, period: day, timezone: Mars/Olympus}' "timezone 'Mars/Olympus'"
   refused "digits 11" 'generators:
   orders: {kind: segment, period: day, digits: 11}' "digits"
+  refused "a format too narrow" 'generators:
+  orders: {kind: segment, period: day, digits: 7, format: "ORD-{date:%Y%m%d}-{seq:06}"}' \
+    "format: \{seq:06\} cannot hold the largest number of a period, 9999999"
+  refused "a format not parsed back (%y)" 'generators:
+  orders: {kind: segment, period: day, format: "ORD-{date:%y%m%d}-{seq:06}"}' \
+    "%y cannot be read back"
+  refused "a format without the day" 'generators:
+  orders: {kind: segment, period: day, format: "ORD-{date:%Y%m}-{seq:06}"}' \
+    "cannot be read back to a day"
+  refused "a format without a period" 'generators:
+  orders: {kind: segment, format: "ORD-{seq:06}"}' "needs a period"
+  refused "a snowflake format that is not PREFIX{base62}" 'generators:
+  charges: {kind: snowflake, format: "ch_{hex}"}' "PREFIX\{base62\}"
+fi
+
+if part formats; then
+  mkdir -p "$WORK/fmt"
+  cat >"$WORK/fmt.yaml" <<YAML
+generators:
+  default: {kind: uuid7}
+  orders:
+    kind: segment
+    dsn: "$WORK/fmt/"
+    period: day
+    timezone: Europe/Berlin
+    format: "ORD-{date:%Y%m%d}-{seq:06}"
+  charges:
+    kind: snowflake
+    format: "ch_{base62}"
+    namespace: $IDGEN_NAMESPACE-charges
+YAML
+  launch_server formats --config "$WORK/fmt.yaml"
+  U=http://$HTTP
+  for _ in $(seq 100); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "$U/readyz?name=orders") == 200 &&
+       $(curl -s -o /dev/null -w '%{http_code}' "$U/readyz?name=charges") == 200 ]] && break
+    sleep 0.1
+  done
+  today=$(TZ=Europe/Berlin date +%Y%m%d)
+  check "orders: its text form" "ORD-$today-000001" "$(curl -s "$U/v1/id?name=orders" | jq -r .id)"
+  check "orders: format=raw is the integer" "${today}000002" \
+    "$(curl -s "$U/v1/id?name=orders&format=raw" | jq -r .id)"
+  check "orders: a batch" "ORD-$today-000003 ORD-$today-000004" \
+    "$(curl -s "$U/v1/ids?name=orders&count=2" | jq -r '.ids | join(" ")')"
+  check "decode --generator: period and number" \
+    "{\"id\":\"ORD-$today-000123\",\"generator\":\"orders\",\"value\":\"${today}000123\",\"period\":$today,\"number\":123}" \
+    "$("$IDGEN" decode --json --generator orders --config "$WORK/fmt.yaml" "ORD-$today-000123")"
+  check "decode --generator via IDGEN_CONFIG" 123 \
+    "$(IDGEN_CONFIG=$WORK/fmt.yaml "$IDGEN" decode --json --generator orders "ORD-$today-000123" | jq .number)"
+  for bad in "ORD-$today-00012" "ORD-${today}-0000123" "ord-$today-000123" "ORD-20261301-000001" \
+             "ORD-$today-000000" "ORD-20260229-000001"; do
+    rc=0
+    "$IDGEN" decode --generator orders --config "$WORK/fmt.yaml" "$bad" >"$WORK/out" 2>"$WORK/err" || rc=$?
+    check "decode --generator refuses $bad: exit 2, one line, no output" "2 1 0" \
+      "$rc $(wc -l <"$WORK/err") $(wc -c <"$WORK/out")"
+  done
+  ch=$(curl -s "$U/v1/id?name=charges" | jq -r .id)
+  check_match "charges: ch_ and 11 base62 characters" '^ch_[0-9A-Za-z]{11}$' "$ch"
+  raw=$(curl -s "$U/v1/decode/$ch?name=charges" | jq -r .id)
+  check "charges: /v1/decode reads its text form" \
+    "$("$IDGEN" decode --json "${ch#ch_}" | jq -r .id)" "$raw"
+  check "charges: decode --generator gives the same ID" "$raw" \
+    "$("$IDGEN" decode --json --generator charges --config "$WORK/fmt.yaml" "$ch" | jq -r .id)"
+  check_match "charges: format=raw is decimal" '^[0-9]{17,19}$' \
+    "$(curl -s "$U/v1/id?name=charges&format=raw" | jq -r .id)"
+  check "no generator of that name" "2" \
+    "$("$IDGEN" decode --generator nope --config "$WORK/fmt.yaml" x 2>/dev/null; echo $?)"
+  stop_server || fail "formats: exit status"
 fi
 finish
