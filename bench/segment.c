@@ -2,7 +2,7 @@
  * path, and how many backend calls a million numbers cost.
  *
  *   bench_segment [--backend B --dsn DSN] [--name NAME] [--numbers N] [--threads T]
- *                 [--step S] [--max-step M] [--batch K]
+ *                 [--step S] [--max-step M] [--batch K] [--period day|month|year]
  *
  * The generator runs as the service runs it (its own fetcher thread, Leaf's double
  * buffer, the step adapting from S to M). Default backend: file, in a fresh temporary
@@ -11,7 +11,8 @@
  *                backend_calls_per_million=.. fetch_us=.. waits=.. final_step=..
  * fetch_us is the mean time of one backend call (lease a block).
  * waits counts the calls that found no block ready and waited for a fetch: the numbers
- * ran out faster than the backend answered. */
+ * ran out faster than the backend answered. --period: a time-scoped sequence (UTC),
+ * whose every number also reads the clock after its reservation (issue 28). */
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -72,16 +73,13 @@ static double run(worker *proto, int threads) {
 }
 
 int main(int argc, char **argv) {
-  static const struct option options[] = {{"backend", required_argument, NULL, 'b'},
-                                          {"dsn", required_argument, NULL, 'd'},
-                                          {"name", required_argument, NULL, 'N'},
-                                          {"numbers", required_argument, NULL, 'n'},
-                                          {"threads", required_argument, NULL, 't'},
-                                          {"step", required_argument, NULL, 's'},
-                                          {"max-step", required_argument, NULL, 'm'},
-                                          {"batch", required_argument, NULL, 'k'},
-                                          {NULL, 0, NULL, 0}};
-  const char *backend = "file", *dsn = NULL, *name = "bench";
+  static const struct option options[] = {
+      {"backend", required_argument, NULL, 'b'},  {"dsn", required_argument, NULL, 'd'},
+      {"name", required_argument, NULL, 'N'},     {"numbers", required_argument, NULL, 'n'},
+      {"threads", required_argument, NULL, 't'},  {"step", required_argument, NULL, 's'},
+      {"max-step", required_argument, NULL, 'm'}, {"batch", required_argument, NULL, 'k'},
+      {"period", required_argument, NULL, 'p'},   {NULL, 0, NULL, 0}};
+  const char *backend = "file", *dsn = NULL, *name = "bench", *period = "none";
   long long numbers = 10000000, threads = 1, step = 1000, max_step = 100000, batch = 0;
   int opt;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -109,6 +107,9 @@ int main(int argc, char **argv) {
       break;
     case 'k':
       batch = atoll(optarg);
+      break;
+    case 'p':
+      period = optarg;
       break;
     default:
       fprintf(stderr,
@@ -146,6 +147,14 @@ int main(int argc, char **argv) {
   idgen__segment_config_init(&c, name, b, &clock.base);
   c.step = (uint64_t)step;
   c.max_step = (uint64_t)max_step;
+  idgen__tz *tz = NULL;
+  if (idgen__period_parse(period, &c.period) < 0 ||
+      (c.period && idgen__tz_load("UTC", &tz, err, sizeof err) < 0)) {
+    fprintf(stderr, "bench_segment: --period day, month, year or none\n");
+    return 2;
+  }
+  c.tz = tz;
+  c.period_digits = 9;
   idgen__segment *seg = NULL;
   if (idgen__segment_new(&seg, &c, err, sizeof err) ||
       idgen__segment_wait_ready(seg, 10000)) {
@@ -158,6 +167,7 @@ int main(int argc, char **argv) {
   idgen__segment_stats s;
   idgen__segment_stats_get(seg, &s);
   idgen__segment_free(seg);
+  idgen__tz_free(tz);
 
   if (seconds < 0) {
     idgen__segment_backend_free(b);

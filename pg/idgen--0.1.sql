@@ -25,6 +25,15 @@ CREATE FUNCTION idgen_ulid() RETURNS text
 CREATE FUNCTION idgen_time(bigint) RETURNS timestamptz
   AS 'MODULE_PATHNAME', 'sql_idgen_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- IDs from a time: the smallest and the largest ID whose time is ts, under idgen.layout
+-- or the layout given (a preset or a spec). IMMUTABLE for plans, partition bounds and
+-- indexes: given the layout argument it always holds; without it, while idgen.layout
+-- stays the layout the IDs were made under, as idgen_time (docs/postgres.md).
+CREATE FUNCTION idgen_first_id(timestamptz, layout_spec text DEFAULT NULL) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'sql_idgen_first_id' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION idgen_last_id(timestamptz, layout_spec text DEFAULT NULL) RETURNS bigint
+  AS 'MODULE_PATHNAME', 'sql_idgen_last_id' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+
 -- The time of a UUIDv7; NULL for other versions.
 CREATE FUNCTION idgen_uuid_time(uuid) RETURNS timestamptz
   AS 'MODULE_PATHNAME', 'sql_idgen_uuid_time' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;

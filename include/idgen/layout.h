@@ -99,6 +99,16 @@ IDGEN_API double idgen_layout_ids_per_second(const idgen_layout *layout);
 IDGEN_API int idgen_layout_ticks(const idgen_layout *layout, int64_t unix_ms,
                                  uint64_t *ticks);
 
+/* The smallest (first) and the largest (last) ID whose time is unix_ms: the time field
+ * of unix_ms (rounded down to the unit), every other field all zeros or all ones. So
+ * `id >= first(a) AND id <= last(b)` selects exactly the IDs made from a to b, both
+ * ends included. IDGEN_EBEFOREEPOCH or IDGEN_ETIMEEND out of the layout's range; *id
+ * untouched then. Thread-safe. */
+IDGEN_API int idgen_layout_first_id(const idgen_layout *layout, int64_t unix_ms,
+                                    uint64_t *id);
+IDGEN_API int idgen_layout_last_id(const idgen_layout *layout, int64_t unix_ms,
+                                   uint64_t *id);
+
 /* Builds an ID from ticks, worker and seq (parts->time_ms and node[] are ignored: the
  * worker carries the node fields). IDGEN_ERANGE names no field; use the layout's
  * limits to say which. */

@@ -95,6 +95,11 @@ IDGEN_API int idgen_uuid7_from_parts(int64_t unix_ns, uint64_t rand_b, idgen_uui
  * the RFC variant; *unix_ms untouched then. Thread-safe. */
 IDGEN_API int idgen_uuid7_time_ms(idgen_uuid u, int64_t *unix_ms);
 
+/* The smallest (last = 0) or largest (last = 1) UUIDv7 whose time is unix_ms: version
+ * and variant set, every other bit after the 48-bit time zero or one. IDGEN_EBEFOREEPOCH
+ * before 1970, IDGEN_ETIMEEND past IDGEN_UUID_MAX_MS. Thread-safe. */
+IDGEN_API int idgen_uuid7_bound(int64_t unix_ms, int last, idgen_uuid *out);
+
 /* ---- UUIDv4 ---------------------------------------------------------------------- */
 
 /* One UUIDv4: 16 bytes from random, then version 4 and variant 10 set (122 random
@@ -178,6 +183,10 @@ IDGEN_API int64_t idgen_ulid_next_batch(idgen_ulid_gen *gen, idgen_ulid *out, si
 
 /* The Unix ms of a ULID (its first 48 bits). Thread-safe. */
 IDGEN_API int64_t idgen_ulid_time_ms(idgen_ulid u);
+
+/* The smallest (last = 0) or largest (last = 1) ULID whose time is unix_ms: the 80
+ * random bits all zero or all one. Errors as idgen_uuid7_bound. Thread-safe. */
+IDGEN_API int idgen_ulid_bound(int64_t unix_ms, int last, idgen_ulid *out);
 
 /* Writes the 26 upper-case chars plus a NUL. Returns 26 or IDGEN_EBUFSIZE (outlen <
  * 27; out untouched). Thread-safe. */

@@ -50,6 +50,7 @@ int idgen__cmd_uuid4(int argc, char **argv);
 int idgen__cmd_ulid(int argc, char **argv);
 int idgen__cmd_check(int argc, char **argv);
 int idgen__cmd_decode(int argc, char **argv);
+int idgen__cmd_at(int argc, char **argv);
 int idgen__cmd_collide(int argc, char **argv);
 int idgen__cmd_serve(int argc, char **argv);
 int idgen__cmd_segment(int argc, char **argv);

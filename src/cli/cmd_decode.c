@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "common/decode_json.h"
+#include "server/config.h" /* --generator: a generator of idgen serve's --config */
 
 static const char usage_text[] =
     "usage: idgen decode [--layout L] [--format F] [--json] ID...\n"
@@ -21,10 +22,18 @@ static const char usage_text[] =
     "(JSON: {\"id\",\"scheme\",\"version\",\"variant\",\"time\",\"time_ms\"}; see\n"
     "docs/uuid.md). --layout and --format apply to 64-bit IDs only.\n"
     "\n"
+    "With --generator NAME, each ID is read as that generator of idgen serve's config\n"
+    "file (--config FILE, or $IDGEN_CONFIG) writes it: a segment generator's text form\n"
+    "(format: ORD-{date:%Y%m%d}-{seq:06}) strictly back to its period and number, a\n"
+    "snowflake generator's (format: ord_{base62}) to its parts under its layout\n"
+    "(docs/generators.md). JSON: {\"id\",\"generator\",\"value\",\"period\",\"number\"}.\n"
+    "\n"
     "  --layout L   preset (snowflake, twitter, discord, instagram, sonyflake, js53)\n"
     "               or a layout spec; default snowflake\n"
     "  --format F   read every ID in this form only: decimal, base62, base32, hex,\n"
     "               friendly\n"
+    "  --generator NAME  read IDs as generator NAME of the config file writes them\n"
+    "  --config FILE     idgen serve's generators file (default $IDGEN_CONFIG)\n"
     "  --json       one JSON object per line:\n"
     "               {\"id\":\"<decimal>\",\"layout\":\"<name>\",\"time\":\"<ISO>\",\n"
     "                \"time_ms\":<unix "
@@ -167,13 +176,95 @@ static int print_json(const decoded *d, const idgen_layout *layout) {
   return 0;
 }
 
+/* --generator: the texts of one generator of the config file, every one read before
+ * any is printed. A segment generator's: its format strictly back to period and
+ * number; a snowflake generator's: its prefix off, then base62 under its layout. */
+static int decode_generator(const char *name, const char *config, int json, int n,
+                            char **texts) {
+  char *args[] = {"serve", "--config", (char *)config, NULL};
+  idgen__serve_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  char err[512];
+  idgen__config_status st =
+      idgen__serve_config_load(&cfg, config ? 3 : 1, args, stdout, err, sizeof err);
+  if (st != IDGEN_CONFIG_SERVE)
+    return cli_error(CLI_USAGE, "decode", "%s", err);
+  int status = CLI_OK;
+  const idgen__gen_spec *spec = idgen__serve_config_gen(&cfg, name, strlen(name));
+  idgen__seg_format fmt;
+  char prefix[IDGEN__SNOWFLAKE_PREFIX_MAX + 1] = "";
+  idgen__snowflake_choices choices;
+  if (!spec || !spec->format[0]) {
+    status = cli_error(CLI_USAGE, "decode", "%s '%s' in %s%s",
+                       spec ? "no format: generator" : "no generator", name,
+                       config ? config : "$IDGEN_CONFIG",
+                       spec ? " (decode its IDs without --generator)" : "");
+  } else if (spec->kind == KIND_SEGMENT) {
+    if (idgen__gen_spec_format(spec, &fmt, err, sizeof err) < 0)
+      status = cli_error(CLI_USAGE, "decode", "%s", err);
+  } else if (idgen__snowflake_prefix(spec, prefix, sizeof prefix, err, sizeof err) < 0 ||
+             idgen__gen_spec_parse(spec, &choices, err, sizeof err) < 0) {
+    status = cli_error(CLI_USAGE, "decode", "%s", err);
+  }
+  uint64_t *values = status == CLI_OK ? calloc((size_t)n, 3 * sizeof *values) : NULL;
+  if (status == CLI_OK && !values)
+    status = cli_error(CLI_FAILED, "decode", "out of memory");
+  for (int i = 0; status == CLI_OK && i < n; i++) {
+    const char *t = texts[i];
+    size_t len = strlen(t), plen = strlen(prefix);
+    int rc = spec->kind == KIND_SEGMENT
+                 ? idgen__seg_format_parse(&fmt, t, len, &values[3 * i], &values[3 * i + 1],
+                                           &values[3 * i + 2])
+             : len > plen && !memcmp(t, prefix, plen)
+                 ? idgen_id_parse(t + plen, len - plen, IDGEN_FORMAT_BASE62,
+                                  &choices.layout, &values[3 * i])
+                 : IDGEN_EFORMAT;
+    if (rc < 0)
+      status =
+          cli_error(CLI_USAGE, "decode", "'%s' is not an ID of generator %s (format %s)", t,
+                    name, spec->format);
+  }
+  for (int i = 0; status == CLI_OK && i < n; i++) {
+    uint64_t *v = &values[3 * i];
+    if (spec->kind == KIND_SNOWFLAKE) {
+      char out[IDGEN_DECODE_JSON_MAX];
+      if (idgen__decode_json(&choices.layout, v[0], out, sizeof out) < 0) {
+        status = cli_error(CLI_USAGE, "decode", "'%s' does not fit its layout", texts[i]);
+        break;
+      }
+      if (json)
+        printf("{\"text\":\"%s\",\"generator\":\"%s\",%s\n", texts[i], name, out + 1);
+      else
+        printf("%s%-10s %s\n%-10s %s\n%-10s %" PRIu64 "\n", i ? "\n" : "", "text", texts[i],
+               "generator", name, "id", v[0]);
+      continue;
+    }
+    if (json)
+      printf("{\"id\":\"%s\",\"generator\":\"%s\",\"value\":\"%" PRIu64
+             "\",\"period\":%" PRIu64 ",\"number\":%" PRIu64 "}\n",
+             texts[i], name, v[0], v[1], v[2]);
+    else
+      printf("%s%-10s %s\n%-10s %s\n%-10s %s\n%-10s %" PRIu64 "\n%-10s %" PRIu64
+             "\n%-10s %" PRIu64 "\n",
+             i ? "\n" : "", "id", texts[i], "generator", name, "kind", spec->period,
+             "period", v[1], "number", v[2], "value", v[0]);
+  }
+  free(values);
+  idgen__serve_config_free(&cfg);
+  if (fflush(stdout) != 0 && status == CLI_OK)
+    status = CLI_FAILED;
+  return status;
+}
+
 int idgen__cmd_decode(int argc, char **argv) {
   static const struct option options[] = {{"layout", required_argument, NULL, 'l'},
                                           {"format", required_argument, NULL, 'f'},
                                           {"json", no_argument, NULL, 'j'},
+                                          {"generator", required_argument, NULL, 'g'},
+                                          {"config", required_argument, NULL, 'c'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-  const char *layout_spec = NULL;
+  const char *layout_spec = NULL, *generator = NULL, *config = NULL;
   int json = 0, c;
   decode_opts o;
   memset(&o, 0, sizeof o);
@@ -194,6 +285,12 @@ int idgen__cmd_decode(int argc, char **argv) {
     case 'j':
       json = 1;
       break;
+    case 'g':
+      generator = optarg;
+      break;
+    case 'c':
+      config = optarg;
+      break;
     case 'h':
       fputs(usage_text, stdout);
       return CLI_OK;
@@ -210,6 +307,14 @@ int idgen__cmd_decode(int argc, char **argv) {
   int n = argc - optind;
   if (n < 1)
     return cli_error(CLI_USAGE, "decode", "no ID given (try --help)");
+  if (config && !generator)
+    return cli_error(CLI_USAGE, "decode", "--config goes with --generator");
+  if (generator) {
+    if (layout_spec || o.forced)
+      return cli_error(CLI_USAGE, "decode",
+                       "--generator reads its own form: no --layout or --format");
+    return decode_generator(generator, config, json, n, argv + optind);
+  }
 
   /* Decode every ID before printing any, so a bad one leaves stdout empty. */
   decoded *all = calloc((size_t)n, sizeof *all);

@@ -11,6 +11,7 @@ static const cli_command commands[] = {
     {"uuid4", idgen__cmd_uuid4, "print new UUIDv4 (random, RFC 9562)"},
     {"ulid", idgen__cmd_ulid, "print new ULIDs (plain or --monotonic)"},
     {"decode", idgen__cmd_decode, "show the time, node fields and sequence of IDs"},
+    {"at", idgen__cmd_at, "the smallest or largest ID of a time (for range queries)"},
     {"opaque", idgen__cmd_opaque, "opaque IDs: encode, decode, keygen (docs/opaque.md)"},
     {"layout", idgen__cmd_layout, "draw a layout's bits to scale, with its limits"},
     {"collide", idgen__cmd_collide, "chance that a scheme's IDs collide at a rate"},

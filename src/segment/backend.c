@@ -54,6 +54,17 @@ int idgen__segment_name_check(const char *name) {
   size_t len = strlen(name);
   if (len < 1 || len > IDGEN_SEGMENT_NAME_MAX || name[0] == '.')
     return IDGEN_EINVAL;
+  /* A period key, NAME:NUMBER: the name, then 4, 6 or 8 digits. */
+  const char *colon = strchr(name, ':');
+  if (colon) {
+    size_t digits = len - (size_t)(colon - name) - 1;
+    if (colon == name || (digits != 4 && digits != 6 && digits != 8))
+      return IDGEN_EINVAL;
+    for (size_t i = 1; i <= digits; i++)
+      if (colon[i] < '0' || colon[i] > '9')
+        return IDGEN_EINVAL;
+    len = (size_t)(colon - name);
+  }
   for (size_t i = 0; i < len; i++) {
     char c = name[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -69,4 +80,14 @@ int idgen__segment_why(idgen__segment_backend *b, int err, const char *fmt, ...)
   vsnprintf(b->why, sizeof b->why, fmt, ap);
   va_end(ap);
   return err;
+}
+
+int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                             uint64_t step) {
+  if (!strcmp(b->vtable->name, "mariadb"))
+    return idgen__segment_why(b, IDGEN_EINVAL,
+                              "mariadb: a ticket table has one counter: no period keys");
+  if (!strcmp(b->vtable->name, "file"))
+    return idgen__segment_file_start(b, ns, key, 1);
+  return b->vtable->init(b, key, step);
 }

@@ -421,6 +421,10 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
   return 0;
 }
 
+int idgen__segment_file_is_dir(const idgen__segment_backend *b) {
+  return !strcmp(b->vtable->name, "file") && ((const file_backend *)b)->is_dir;
+}
+
 static void file_free(idgen__segment_backend *b) {
   file_backend *f = (file_backend *)b;
   idgen__claim_drop(&f->claim);

@@ -32,6 +32,10 @@ _Static_assert(IDGEN_SEGMENT_STEP_MAX < (UINT64_C(1) << OFF_BITS), "step fits th
 typedef struct slot {
   _Atomic uint64_t first, count, stride;
   _Atomic uint64_t prefetch_at; /* fetch the next block once this many are used */
+  /* A period's block: handed out as base + n, only while the clock's ms lies in
+   * [start_ms, end_ms). Without a period: base 0 and every time. */
+  _Atomic uint64_t base;
+  _Atomic int64_t start_ms, end_ms;
 } slot;
 
 static const int64_t latency_bounds_ms[] = IDGEN_LEASE_LATENCY_BOUNDS_MS;
@@ -60,14 +64,20 @@ struct idgen__segment {
   int64_t retry_at_ns;   /* clock time of the next try after a failure */
   int64_t last_fetch_ns; /* clock time of the last successful fetch; -1: none */
   uint64_t step;         /* the step of the last block (config step before any) */
-  uint64_t last_max;     /* the highest number leased so far */
+  uint64_t last_max;     /* the highest number leased so far (of this period's key) */
   int last_rc;
+  /* A period (cfg.period): the current one, its key and bounds; the key last started
+   * in the backend (idgen__segment_key_start). */
+  uint64_t period, period_mult, key_started;
+  int64_t period_start_ms, period_end_ms;
+  char key[IDGEN_SEGMENT_NAME_MAX + 1];
   char err[IDGEN_SEGMENT_WHY_MAX];
 
   /* Counters. */
   _Alignas(CACHE_LINE) _Atomic uint64_t issued_closed; /* numbers of blocks used up */
   _Atomic uint64_t blocks, backend_errors, refused, waits;
-  _Atomic uint64_t step_now, last_max_now, next_left_now;
+  _Atomic uint64_t step_now, last_max_now, next_left_now, period_now, period_dropped;
+  _Atomic uint64_t period_burnt;
   _Atomic int backend_ok;
   _Atomic uint64_t latency_count, latency_sum_us;
   _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
@@ -188,17 +198,92 @@ static void fill(idgen__segment *seg, const idgen__segment_block *b) {
   atomic_store(&s->first, b->max - (b->count - 1) * b->stride);
   atomic_store(&s->stride, b->stride);
   atomic_store(&s->prefetch_at, at < b->count ? at : b->count - 1);
+  atomic_store(&s->base, seg->period * seg->period_mult);
+  atomic_store(&s->start_ms, seg->cfg.period ? seg->period_start_ms : INT64_MIN);
+  atomic_store(&s->end_ms, seg->cfg.period ? seg->period_end_ms : INT64_MAX);
   atomic_store(&s->count, b->count);
   atomic_store(&seg->next_left_now, b->count);
   seg->next_ready = 1;
 }
 
+static int64_t now_ms(idgen__segment *seg) {
+  int64_t ns = now_ns(seg);
+  return ns >= 0 ? ns / NS_PER_MS : -((-ns + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+/* Makes the current period the clock's (mu held). A period only moves forward: a clock
+ * behind the current period's start (a step back across midnight) hands out nothing
+ * until it is back (IDGEN_ECLOCKBACK), since the earlier key's numbers above its floor
+ * may be handed out already. On a change every block of the old period is dropped, the
+ * buffered one and the rest of the current one: the next CAS finds an empty block of
+ * the new generation and fetches from the new key. */
+static int sync_period(idgen__segment *seg) {
+  if (!seg->cfg.period)
+    return 0;
+  int64_t now = now_ms(seg);
+  if (now >= seg->period_start_ms && now < seg->period_end_ms)
+    return 0;
+  if (seg->period && now < seg->period_start_ms)
+    return IDGEN_ECLOCKBACK;
+  uint64_t number;
+  int64_t start, end;
+  int rc = idgen__period_of(seg->cfg.period, seg->cfg.tz, now, &number, &start, &end);
+  if (rc < 0)
+    return rc;
+  seg->period = number;
+  seg->period_start_ms = start;
+  seg->period_end_ms = end;
+  snprintf(seg->key, sizeof seg->key, "%s:%llu", seg->cfg.name, (unsigned long long)number);
+  seg->last_max = 0; /* a new key: its own counter and floor */
+  seg->went_back = 0;
+  seg->failing = 0;
+  seg->last_fetch_ns = -1;
+  seg->step = seg->cfg.step;
+  atomic_store(&seg->period_now, number);
+  /* An empty block of the new period in the next slot (not the current one: fill's
+   * rule), then pos moves to it; a reservation of the old generation fails its CAS. */
+  slot *next = &seg->slots[(GEN_OF(atomic_load(&seg->pos)) + 1) & 1];
+  atomic_store(&next->count, 0);
+  atomic_store(&next->prefetch_at, 0);
+  atomic_store(&next->base, number * seg->period_mult);
+  atomic_store(&next->start_ms, start);
+  atomic_store(&next->end_ms, end);
+  uint64_t dropped = seg->next_ready ? atomic_load(&seg->next_left_now) : 0;
+  seg->next_ready = 0; /* the buffered block of the old period: dropped */
+  atomic_store(&seg->next_left_now, 0);
+  uint64_t w = atomic_load(&seg->pos);
+  while (!atomic_compare_exchange_weak(&seg->pos, &w, (GEN_OF(w) + 1) << OFF_BITS))
+    ;
+  slot *old = &seg->slots[GEN_OF(w) & 1];
+  uint64_t count = atomic_load(&old->count), off = w & OFF_MASK;
+  atomic_fetch_add(&seg->issued_closed, off < count ? off : count);
+  atomic_fetch_add(&seg->period_dropped, dropped + (off < count ? count - off : 0));
+  wake(seg);
+  return 0;
+}
+
 /* Fetches one block: mu is released during the backend's call, with fetching set so
  * that nobody else fetches meanwhile. Returns 0 or the fetch's error. */
 static int fetch_locked(idgen__segment *seg) {
+  int rc = sync_period(seg);
+  if (rc < 0) {
+    seg->last_rc = rc;
+    seg->failing = 1;
+    seg->retry_at_ns = now_ns(seg) + seg->cfg.retry_ns;
+    snprintf(seg->err, sizeof seg->err, "segment '%s': %s", seg->cfg.name,
+             rc == IDGEN_ECLOCKBACK
+                 ? "the clock is behind the current period: waiting for it"
+                 : idgen_strerror(rc));
+    pthread_cond_broadcast(&seg->fetched);
+    return rc;
+  }
   int64_t started = now_ns(seg);
   uint64_t step = adapted_step(seg, started);
-  uint64_t floor = seg->last_max;
+  uint64_t floor = seg->last_max, period = seg->period, start_key = 0;
+  char key[IDGEN_SEGMENT_NAME_MAX + 1];
+  snprintf(key, sizeof key, "%s", seg->cfg.period ? seg->key : seg->cfg.name);
+  if (seg->cfg.period && seg->key_started != period)
+    start_key = 1;
   seg->fetching = 1;
   seg->attempts++;
   pthread_mutex_unlock(&seg->mu);
@@ -206,13 +291,43 @@ static int fetch_locked(idgen__segment *seg) {
   idgen__segment_backend *be = seg->cfg.backend;
   idgen__segment_block b;
   int64_t t0 = idgen_monotonic_ns();
-  int rc = be->vtable->fetch(be, seg->cfg.name, step, floor, &b), back = 0;
+  int back = 0;
+  rc = start_key
+           ? idgen__segment_key_start(be, seg->cfg.ns ? seg->cfg.ns : "default", key, step)
+           : 0;
+  if (rc > 0)
+    rc = 0;
+  if (!rc)
+    rc = be->vtable->fetch(be, key, step, floor, &b);
   observe(seg, idgen_monotonic_ns() - t0);
   if (!rc)
     rc = check_block(seg, &b, floor, &back);
+  /* A period holds numbers up to 10^digits - 1: the part of a block past it is cut. */
+  if (!rc && seg->cfg.period && b.max >= seg->period_mult) {
+    uint64_t first = b.max - (b.count - 1) * b.stride;
+    if (first >= seg->period_mult) {
+      rc = idgen__segment_why(be, IDGEN_ERANGE,
+                              "segment '%s': period %llu is full (%llu numbers)",
+                              seg->cfg.name, (unsigned long long)period,
+                              (unsigned long long)(seg->period_mult - 1));
+    } else {
+      b.count = (seg->period_mult - 1 - first) / b.stride + 1;
+      b.max = first + (b.count - 1) * b.stride;
+    }
+  }
 
   pthread_mutex_lock(&seg->mu);
   seg->fetching = 0;
+  if (start_key && (!rc || back))
+    seg->key_started = period;
+  /* The period changed during the fetch: its block belongs to the old key. Dropped. */
+  if (seg->cfg.period && period != seg->period) {
+    if (!rc)
+      atomic_fetch_add(&seg->period_dropped, b.count);
+    seg->last_rc = 0;
+    pthread_cond_broadcast(&seg->fetched);
+    return 0;
+  }
   seg->last_rc = rc;
   /* A counter that went back lost its history: the numbers other processes handed out
    * above this one's floor are unknown, and retrying would climb into them (each try
@@ -257,6 +372,10 @@ static void *fetcher(void *arg) {
   idgen__segment *seg = arg;
   pthread_mutex_lock(&seg->mu);
   while (!seg->stop) {
+    /* Leaves an old period by itself too (at most a nap late): its buffered block is
+     * dropped before the first call of the new period meets it. */
+    if (seg->cfg.period && !seg->fetching)
+      sync_period(seg);
     int64_t wait = due_in(seg);
     if (wait == 0) {
       fetch_locked(seg);
@@ -287,6 +406,10 @@ static int next_block(idgen__segment *seg, uint64_t w) {
   pthread_mutex_lock(&seg->mu);
   int rc = 0, waited = 0;
   while (atomic_load(&seg->pos) == w) {
+    if (seg->cfg.period && (rc = sync_period(seg)) < 0) {
+      atomic_fetch_add(&seg->refused, 1);
+      break;
+    }
     if (seg->next_ready) {
       /* Nobody can CAS pos meanwhile: every reservation needs offset < count, and this
        * block has none left; other switchers hold mu. */
@@ -322,8 +445,15 @@ static int next_block(idgen__segment *seg, uint64_t w) {
 /* Reserves up to n numbers of the current block with one CAS: *first and *stride
  * describe them; returns how many (0 when the block is used up, then *w is the word
  * that showed it). */
-static inline __attribute__((always_inline)) uint64_t
-reserve(idgen__segment *seg, uint64_t n, uint64_t *first, uint64_t *stride, uint64_t *w) {
+typedef struct window {
+  uint64_t base;
+  int64_t start_ms, end_ms;
+} window;
+
+static inline __attribute__((always_inline)) uint64_t reserve(idgen__segment *seg,
+                                                              uint64_t n, uint64_t *first,
+                                                              uint64_t *stride, uint64_t *w,
+                                                              window *win) {
   for (;;) {
     uint64_t word = atomic_load(&seg->pos);
     slot *s = &seg->slots[GEN_OF(word) & 1];
@@ -333,6 +463,11 @@ reserve(idgen__segment *seg, uint64_t n, uint64_t *first, uint64_t *stride, uint
     uint64_t off = word & OFF_MASK;
     uint64_t count = atomic_load(&s->count), at = atomic_load(&s->prefetch_at);
     uint64_t f = atomic_load(&s->first), st = atomic_load(&s->stride);
+    if (seg->cfg.period) {
+      win->base = atomic_load(&s->base);
+      win->start_ms = atomic_load(&s->start_ms);
+      win->end_ms = atomic_load(&s->end_ms);
+    }
     if (off >= count) {
       *w = word;
       return 0;
@@ -348,11 +483,35 @@ reserve(idgen__segment *seg, uint64_t n, uint64_t *first, uint64_t *stride, uint
   }
 }
 
+/* A period's numbers reserved: handed out only if the clock, read after the
+ * reservation, is still inside their period; else they are burnt (never handed out) and
+ * the period is made the clock's. 1 if in, 0 to try again, or an error. */
+static int in_period(idgen__segment *seg, const window *win, uint64_t k) {
+  int64_t now = now_ms(seg);
+  if (now >= win->start_ms && now < win->end_ms)
+    return 1;
+  atomic_fetch_add(&seg->period_burnt, k);
+  pthread_mutex_lock(&seg->mu);
+  int rc = sync_period(seg);
+  pthread_mutex_unlock(&seg->mu);
+  if (rc < 0)
+    atomic_fetch_add(&seg->refused, 1);
+  return rc < 0 ? rc : 0;
+}
+
 int idgen__segment_next(idgen__segment *seg, uint64_t *out) {
   for (;;) {
     uint64_t first, stride, w;
-    if (reserve(seg, 1, &first, &stride, &w)) {
-      *out = first;
+    window win = {0, INT64_MIN, INT64_MAX};
+    if (reserve(seg, 1, &first, &stride, &w, &win)) {
+      if (seg->cfg.period) {
+        int in = in_period(seg, &win, 1);
+        if (in < 0)
+          return in;
+        if (!in)
+          continue;
+      }
+      *out = win.base + first;
       return 0;
     }
     int rc = next_block(seg, w);
@@ -367,15 +526,23 @@ int64_t idgen__segment_next_batch(idgen__segment *seg, uint64_t *out, size_t n) 
   size_t done = 0;
   while (done < n) {
     uint64_t first, stride, w;
-    uint64_t k = reserve(seg, n - done, &first, &stride, &w);
+    window win = {0, INT64_MIN, INT64_MAX};
+    uint64_t k = reserve(seg, n - done, &first, &stride, &w, &win);
     if (k == 0) {
       int rc = next_block(seg, w);
       if (rc)
         return done ? (int64_t)done : rc;
       continue;
     }
+    if (seg->cfg.period) {
+      int in = in_period(seg, &win, k);
+      if (in < 0)
+        return done ? (int64_t)done : in;
+      if (!in)
+        continue;
+    }
     for (uint64_t i = 0; i < k; i++)
-      out[done++] = first + i * stride;
+      out[done++] = win.base + first + i * stride;
   }
   return (int64_t)done;
 }
@@ -402,6 +569,12 @@ int idgen__segment_new(idgen__segment **out, const idgen__segment_config *c, cha
                 c->prefetch_pct);
   if (c->period_ns <= 0 || c->retry_ns < 0)
     return fail(err, errlen, "segment '%s': the period must be positive", c->name);
+  if (c->period && (!c->tz || strlen(c->name) > IDGEN_SEGMENT_PERIOD_NAME_MAX ||
+                    strchr(c->name, ':') || c->period_digits > 10))
+    return fail(err, errlen,
+                "segment '%s': a period needs a timezone, a name of at most %d chars "
+                "without ':', and 1-10 digits",
+                c->name, IDGEN_SEGMENT_PERIOD_NAME_MAX);
 
   idgen__segment *seg = calloc(1, sizeof *seg);
   if (!seg)
@@ -411,6 +584,11 @@ int idgen__segment_new(idgen__segment **out, const idgen__segment_config *c, cha
   seg->cfg.name = seg->name;
   seg->step = c->step;
   seg->last_fetch_ns = -1;
+  if (!seg->cfg.period_digits)
+    seg->cfg.period_digits = 6;
+  seg->period_mult = 1;
+  for (unsigned i = 0; c->period && i < seg->cfg.period_digits; i++)
+    seg->period_mult *= 10;
   seg->wake_fd = -1;
   atomic_store(&seg->step_now, c->step);
   /* Generation 0 is an empty block: the first call, or the fetcher, fetches. */
@@ -492,6 +670,9 @@ void idgen__segment_stats_get(idgen__segment *seg, idgen__segment_stats *out) {
   s.waits = atomic_load(&seg->waits);
   s.step = atomic_load(&seg->step_now);
   s.last_max = atomic_load(&seg->last_max_now);
+  s.period = atomic_load(&seg->period_now);
+  s.period_dropped = atomic_load(&seg->period_dropped);
+  s.period_burnt = atomic_load(&seg->period_burnt);
   s.backend_ok = atomic_load(&seg->backend_ok);
   s.ready = s.current_left + s.next_left > 0 || s.backend_ok;
   s.fetch_latency.count = atomic_load(&seg->latency_count);

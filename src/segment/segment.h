@@ -12,6 +12,7 @@
 #include "idgen/clock.h"
 #include "idgen/error.h"
 #include "idgen/lease.h" /* idgen_lease_latency: the fetch latency histogram */
+#include "segment/period.h"
 
 #define IDGEN_SEGMENT_NAME_MAX 64 /* a name is 1-64 of [A-Za-z0-9_.-], not starting '.' */
 #define IDGEN_SEGMENT_WHY_MAX 256
@@ -109,6 +110,8 @@ int idgen__segment_file_claim(idgen__segment_backend *b, const char *ns, const c
  * was there, or an error with one line in b->why. Other backends: 1, nothing done. */
 int idgen__segment_file_start(idgen__segment_backend *b, const char *ns, const char *name,
                               int may_make);
+/* 1 for a file backend of the directory form (a file per name), else 0. */
+int idgen__segment_file_is_dir(const idgen__segment_backend *b);
 int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
                                int64_t timeout_ms, char *err, size_t errlen);
 
@@ -131,7 +134,27 @@ typedef struct idgen__segment_config {
   int manual;        /* 0: a fetcher thread of its own (the service). 1: no thread;
                         fetches run in idgen__segment_run_fetcher, or inline in a
                         call that finds nothing to hand out (tests, tools) */
+  /* A time-scoped sequence (issue 28): with a period, each period of the clock's time
+   * in tz is its own sequence under the key NAME:NUMBER (orders:20261201), from 1 to
+   * 10^period_digits - 1, and a number is handed out as NUMBER * 10^period_digits + n
+   * (20261201000123) only while the clock is inside that period. */
+  idgen__period_kind period;
+  const idgen__tz *tz;    /* required with a period; not owned */
+  unsigned period_digits; /* 1-10; default 6 */
+  const char *ns;         /* the file backend's claim namespace (period keys) */
 } idgen__segment_config;
+
+/* The largest name a period generator may have: room for ":YYYYMMDD" in a key. */
+#define IDGEN_SEGMENT_PERIOD_NAME_MAX (IDGEN_SEGMENT_NAME_MAX - 9)
+
+/* Starts a period's key before its first fetch, under every rule the backend keeps for
+ * a name: file (directory form only): the host-wide claim (held by the generator's
+ * name), and the key's file made at 0 only if the directory never made it
+ * (segment-KEY.created), a lost one refused; postgres, etcd: the row or key made at 0
+ * if absent (atomically: a racing maker leaves it as it is). 0 or 1 (it was there), or
+ * an error with one line in b->why. mariadb: IDGEN_EINVAL (its counter is per table). */
+int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                             uint64_t step);
 
 /* The defaults above, for name, backend and clock. */
 void idgen__segment_config_init(idgen__segment_config *c, const char *name,
@@ -182,6 +205,9 @@ typedef struct idgen__segment_stats {
   uint64_t current_left;   /* numbers left in the current block */
   uint64_t next_left;      /* numbers in the buffered block (0: none) */
   uint64_t last_max;       /* the highest number leased so far (0: none) */
+  uint64_t period;         /* the current period's number (0: none yet, or no period) */
+  uint64_t period_dropped; /* numbers dropped at period changes (leased, never handed) */
+  uint64_t period_burnt;   /* numbers reserved, then found outside their period (burnt) */
   int backend_ok;          /* 1 if the last fetch succeeded (0 before the first) */
   int ready;               /* readiness: a number can be handed out now, or the
                               backend answered its last call (a call waits at most

@@ -1,7 +1,8 @@
 /* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
  * generator or ?name=N), /v1/uuid7, /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info,
- * /healthz, /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string;
- * IDs come in any form of common/id_form.h, opaque ones included. */
+ * /v1/bounds (server/bounds.c), /healthz, /readyz, /metrics, and the status page /. Every
+ * 64-bit ID is a JSON string; IDs come in any form of common/id_form.h, opaque ones
+ * included. */
 #include "server/api.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "common/decode_json.h"
 #include "common/id_form.h"
+#include "server/bounds.h"
 #include "server/status_page.h"
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
@@ -88,13 +90,16 @@ static void ok_json(idgen__http_res *res) {
 /* The query parameters a route accepts. */
 typedef struct params {
   int has_count, has_format, has_opaque, has_name;
+  int raw; /* format=raw: the integer of a generator with a text form, in decimal */
   uint64_t count;
   idgen__id_form form;
   int opaque;            /* decode: the ID is an opaque one */
   idgen__generator *gen; /* ?name=N, else the default generator */
+  const char *from, *to; /* bounds: the raw values, NULL when absent */
+  size_t from_len, to_len;
 } params;
 
-enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8 };
+enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8, P_TIMES = 16 };
 
 /* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
 static void shown(const char *s, size_t n, char *out, size_t outlen) {
@@ -157,6 +162,10 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
       }
       p->count = v;
     } else if ((allowed & P_FORMAT) && eq(key, klen, "format")) {
+      if (!p->has_format && eq(val, vlen, "raw")) { /* the integer of a text form */
+        p->has_format = p->raw = 1;
+        continue;
+      }
       if (p->has_format || idgen__id_form_parse(val, vlen, &p->form) < 0) {
         json_error(t, res, 400, "bad_format", "format must be one of " IDGEN__ID_FORMS);
         return -1;
@@ -183,6 +192,15 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
       }
       p->has_opaque = 1;
       p->opaque = val[0] == '1';
+    } else if ((allowed & P_TIMES) && (eq(key, klen, "from") || eq(key, klen, "to"))) {
+      const char **v = key[0] == 'f' ? &p->from : &p->to;
+      if (*v) {
+        json_error(t, res, 400, "bad_parameter",
+                   key[0] == 'f' ? "from given twice" : "to given twice");
+        return -1;
+      }
+      *v = val;
+      *(key[0] == 'f' ? &p->from_len : &p->to_len) = vlen;
     } else {
       char name[40], msg[96];
       shown(key, klen, name, sizeof name);
@@ -210,7 +228,8 @@ static void add_id(idgen__tctx *t, uint64_t id, idgen_format format,
 /* n IDs of g (idgen__svc_issue) as JSON: one under key `one`, or a list under `many`;
  * 64-bit ones as strings in form, text ones as they are. */
 static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form form,
-                  int list, const char *one, const char *many, idgen__http_res *res) {
+                  int text_form, int list, const char *one, const char *many,
+                  idgen__http_res *res) {
   idgen__issued *r = &t->issued;
   int rc = idgen__svc_issue(g, n, form, t->m, r);
   if (rc < 0) {
@@ -231,6 +250,13 @@ static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form 
       size_t len;
       const char *text = idgen__issued_text(r, i, &len);
       idgen__buf_add_json_str(&t->out, text, len);
+    } else if (text_form && g->text_of) {
+      char text[160];
+      int len = g->text_of(g, r->ids[i], text, sizeof text);
+      if (len < 0)
+        idgen__buf_adds(&t->out, "null");
+      else
+        idgen__buf_add_json_str(&t->out, text, (size_t)len);
     } else {
       add_id(t, r->ids[i], form.format, g->layout);
     }
@@ -241,20 +267,20 @@ static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form 
 static void route_id(idgen__tctx *t, const idgen__http_req *req, const params *p,
                      idgen__http_res *res) {
   (void)req;
-  issue(t, p->gen, 1, p->form, 0, "id", "ids", res);
+  issue(t, p->gen, 1, p->form, !p->has_format, 0, "id", "ids", res);
 }
 
 static void route_ids(idgen__tctx *t, const idgen__http_req *req, const params *p,
                       idgen__http_res *res) {
   (void)req;
-  issue(t, p->gen, (size_t)p->count, p->form, 1, "id", "ids", res);
+  issue(t, p->gen, (size_t)p->count, p->form, !p->has_format, 1, "id", "ids", res);
 }
 
 /* /v1/uuid7, /v1/uuid4, /v1/ulid: the service's own, whatever the configuration. */
 static void builtin_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
                          const char *many, idgen__http_res *res) {
-  issue(t, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, p->has_count, one,
-        many, res);
+  issue(t, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, 0, p->has_count,
+        one, many, res);
 }
 
 static void route_uuid7(idgen__tctx *t, const idgen__http_req *req, const params *p,
@@ -327,6 +353,8 @@ static void route_decode(idgen__tctx *t, const idgen__http_req *req, const param
     if (decode_opaque(t, p->gen->opaque, text, len, &id, &opaque, res) < 0)
       return;
     n = idgen__decode_json(layout, id, json, sizeof json);
+  } else if (p->gen->id_of && p->gen->id_of(p->gen, text, len, &id) == 0) {
+    n = idgen__decode_json(layout, id, json, sizeof json); /* its text form (ord_…) */
   } else {
     n = idgen__decode_any_json(layout, text, len, json, sizeof json, &kind);
   }
@@ -345,6 +373,18 @@ static void route_decode(idgen__tctx *t, const idgen__http_req *req, const param
     idgen__buf_addf(&t->out, "{\"opaque\":\"%llu\",", (unsigned long long)opaque);
   idgen__buf_add(&t->out, p->opaque ? json + 1 : json, (size_t)n - (p->opaque ? 1 : 0));
   idgen__buf_addc(&t->out, '\n');
+  ok_json(res);
+}
+
+static void route_bounds(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                         idgen__http_res *res) {
+  (void)req;
+  char why[256];
+  if (idgen__bounds_json(p->gen, p->from, p->from_len, p->to, p->to_len,
+                         idgen_wall_ns() / 1000000, &t->out, why, sizeof why) < 0) {
+    json_error(t, res, 400, "bad_parameter", why);
+    return;
+  }
   ok_json(res);
 }
 
@@ -433,6 +473,7 @@ static const struct route {
     {"/v1/uuid4", 0, ROUTE_UUID4, P_COUNT, 0, route_uuid4},
     {"/v1/ulid", 0, ROUTE_ULID, P_COUNT, 0, route_ulid},
     {"/v1/decode/", 1, ROUTE_DECODE, P_OPAQUE | P_NAME, 0, route_decode},
+    {"/v1/bounds", 0, ROUTE_BOUNDS, P_TIMES | P_NAME, 0, route_bounds},
     {"/v1/info", 0, ROUTE_INFO, 0, 0, route_info},
     {"/healthz", 0, ROUTE_HEALTHZ, 0, 1, route_healthz},
     {"/readyz", 0, ROUTE_READYZ, P_NAME, 1, route_readyz},

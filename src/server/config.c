@@ -160,6 +160,10 @@ const idgen__gen_key idgen__gen_keys[] = {
     {"period_s", SEG, GU(period_s, 1, 7 * 86400), NULL},
     {"retry_ms", SEG, GU(retry_ms, 10, 600000), NULL},
     {"timeout_ms", SEG, GU(timeout_ms, 100, 600000), NULL},
+    {"period", SEG, GS(period), NULL},
+    {"timezone", SEG, GS(timezone), NULL},
+    {"digits", SEG, GU(digits, 1, 10), NULL},
+    {"format", SNOW | SEG, GS(format), NULL},
     {"opaque_key_file", SNOW | SEG, GS(opaque_key_file), "opaque-key-file"},
 };
 enum { NKEYS = sizeof idgen__gen_keys / sizeof idgen__gen_keys[0] };
@@ -259,6 +263,9 @@ static void spec_defaults(const idgen__serve_config *cfg, idgen__gen_spec *s,
   s->period_s = (uint64_t)(sc.period_ns / 1000000000);
   s->retry_ms = (uint64_t)(sc.retry_ns / 1000000);
   s->timeout_ms = 5000; /* the backends' own default */
+  snprintf(s->period, sizeof s->period, "none");
+  snprintf(s->timezone, sizeof s->timezone, "UTC");
+  s->digits = 6;
 }
 
 /* 0 if name may name a generator; else -1 with the reason. Names are the segment
@@ -267,7 +274,7 @@ static void spec_defaults(const idgen__serve_config *cfg, idgen__gen_spec *s,
 static int gen_name_check(const char *name, const char **why) {
   idgen__id_form form;
   size_t digits = strspn(name, "0123456789");
-  if (idgen__segment_name_check(name)) {
+  if (idgen__segment_name_check(name) || strchr(name, ':')) {
     *why = "use 1-64 of A-Z a-z 0-9 _ . - (not starting with '.')";
     return -1;
   }
@@ -680,9 +687,36 @@ int idgen__gen_spec_parse(const idgen__gen_spec *s, idgen__snowflake_choices *ou
 }
 
 /* A snowflake generator: layout, policy, threshold, the lease against the layout. */
+int idgen__snowflake_prefix(const idgen__gen_spec *s, char *prefix, size_t prefixlen,
+                            char *err, size_t errlen) {
+  static const char tail[] = "{base62}";
+  size_t len = strlen(s->format), tl = sizeof tail - 1, plen = len - tl;
+  int ok = len > tl && len - tl <= IDGEN__SNOWFLAKE_PREFIX_MAX &&
+           !strcmp(s->format + plen, tail);
+  for (size_t i = 0; ok && i < plen; i++) {
+    char c = s->format[i];
+    ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '_' || c == '-';
+  }
+  if (!ok) {
+    char what[IDGEN_CFG_PATH + 160];
+    origin(s, "format", what, sizeof what);
+    snprintf(err, errlen,
+             "%s: a snowflake generator's format is PREFIX{base62}, PREFIX 1-%d of A-Z "
+             "a-z 0-9 _ - (ord_{base62}), not '%s'",
+             what, IDGEN__SNOWFLAKE_PREFIX_MAX, s->format);
+    return -1;
+  }
+  snprintf(prefix, prefixlen, "%.*s", (int)plen, s->format);
+  return 0;
+}
+
 static int check_snowflake(const idgen__gen_spec *s, char *err, size_t errlen) {
   idgen__snowflake_choices choices;
   if (idgen__gen_spec_parse(s, &choices, err, errlen) < 0)
+    return -1;
+  char fixed[IDGEN__SNOWFLAKE_PREFIX_MAX + 1];
+  if (s->format[0] && idgen__snowflake_prefix(s, fixed, sizeof fixed, err, errlen) < 0)
     return -1;
   char why[512], prefix[IDGEN_CFG_PATH + 100];
   if (idgen_lease_config_check(&s->lease, &choices.layout, why, sizeof why) < 0) {
@@ -715,13 +749,73 @@ static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
   idgen__segment_config c;
   idgen__gen_spec_segment_config(s, b, &clock.base, &c);
   c.manual = 1;
+  idgen__tz *tz = NULL;
+  if (idgen__gen_spec_period(s, &c, &tz, err, errlen) < 0) {
+    idgen__segment_backend_free(b);
+    return -1;
+  }
+  if (c.period && (!strcmp(s->backend, "mariadb") ||
+                   (!strcmp(s->backend, "file") && !idgen__segment_file_is_dir(b)))) {
+    idgen__segment_backend_free(b);
+    idgen__tz_free(tz);
+    origin(s, "period", prefix, sizeof prefix);
+    snprintf(err, errlen, "%s: %s", prefix,
+             !strcmp(s->backend, "mariadb")
+                 ? "the mariadb backend has one counter per table: no period keys"
+                 : "the file backend needs a directory (one file per period), not a file");
+    return -1;
+  }
+  idgen__seg_format fmt;
+  if (s->format[0] && idgen__gen_spec_format(s, &fmt, err, errlen) < 0) {
+    idgen__segment_backend_free(b);
+    idgen__tz_free(tz);
+    return -1;
+  }
   idgen__segment *seg = NULL;
   int rc = idgen__segment_new(&seg, &c, why, sizeof why);
   idgen__segment_free(seg);
   idgen__segment_backend_free(b);
+  idgen__tz_free(tz);
   if (rc < 0)
     snprintf(err, errlen, "%s%s", prefix, why);
   return rc < 0 ? -1 : 0;
+}
+
+int idgen__gen_spec_period(const idgen__gen_spec *s, idgen__segment_config *out,
+                           idgen__tz **tz, char *err, size_t errlen) {
+  char what[IDGEN_CFG_PATH + 160], why[200];
+  *tz = NULL;
+  if (idgen__period_parse(s->period, &out->period) < 0) {
+    origin(s, "period", what, sizeof what);
+    snprintf(err, errlen, "%s: '%s' is not a period (day, month, year, none)", what,
+             s->period);
+    return -1;
+  }
+  if (!out->period)
+    return 0;
+  if (idgen__tz_load(s->timezone, tz, why, sizeof why) < 0) {
+    origin(s, "timezone", what, sizeof what);
+    snprintf(err, errlen, "%s: %s", what, why);
+    return -1;
+  }
+  out->tz = *tz;
+  out->period_digits = (unsigned)s->digits;
+  out->ns = s->lease.ns;
+  return 0;
+}
+
+int idgen__gen_spec_format(const idgen__gen_spec *s, idgen__seg_format *out, char *err,
+                           size_t errlen) {
+  char what[IDGEN_CFG_PATH + 160], why[256];
+  idgen__period_kind period = IDGEN__PERIOD_NONE;
+  idgen__period_parse(s->period, &period);
+  if (idgen__seg_format_compile(out, s->format, s->name, period, (unsigned)s->digits, why,
+                                sizeof why) < 0) {
+    origin(s, "format", what, sizeof what);
+    snprintf(err, errlen, "%s: %s", what, why);
+    return -1;
+  }
+  return 0;
 }
 
 void idgen__gen_spec_segment_config(const idgen__gen_spec *s, idgen__segment_backend *b,

@@ -9,6 +9,7 @@
 #include "idgen/gen.h"
 #include "idgen/layout.h"
 #include "idgen/lease.h"
+#include "segment/format.h"
 #include "segment/segment.h"
 #include "server/kind.h"
 
@@ -35,6 +36,11 @@ typedef struct idgen__gen_spec {
   char backend[16];
   char dsn[IDGEN_CFG_DSN]; /* "": the file backend in the state directory */
   uint64_t step, max_step, prefetch_pct, period_s, retry_ms, timeout_ms;
+  char period[16];   /* "none", "day", "month", "year": one sequence per period */
+  char timezone[64]; /* the periods' timezone (tz database name); default UTC */
+  uint64_t digits;   /* a period's numbers: 1 to 10^digits - 1; default 6 */
+  char format[128];  /* the text form ("ORD-{date:%Y%m%d}-{seq:06}"; snowflake: a prefix
+                        before base62, "ord_{base62}"); "": none */
   /* snowflake and segment */
   char opaque_key_file[IDGEN_CFG_PATH]; /* "": no opaque forms */
   /* Where each option of config.c's table came from: its line in the file, 0 for the
@@ -115,6 +121,18 @@ int idgen__gen_spec_parse(const idgen__gen_spec *spec, idgen__snowflake_choices 
 void idgen__gen_spec_dsn(const idgen__gen_spec *spec, char *out, size_t outlen);
 /* A segment generator's config from a spec (name, steps, prefetch, period, retry),
  * for backend b and clock. */
+/* A period generator's period, digits and timezone into *out (loaded into *tz, which
+ * the caller frees after the generator; NULL without a period). -1 with one line. */
+int idgen__gen_spec_period(const idgen__gen_spec *spec, idgen__segment_config *out,
+                           idgen__tz **tz, char *err, size_t errlen);
+/* A snowflake generator's format, PREFIX{base62}: its prefix (Stripe's ord_). -1 with
+ * one line naming the entry otherwise. */
+#define IDGEN__SNOWFLAKE_PREFIX_MAX 16
+int idgen__snowflake_prefix(const idgen__gen_spec *spec, char *prefix, size_t prefixlen,
+                            char *err, size_t errlen);
+/* A segment generator's format compiled (it has one). -1 with one line naming it. */
+int idgen__gen_spec_format(const idgen__gen_spec *spec, idgen__seg_format *out, char *err,
+                           size_t errlen);
 void idgen__gen_spec_segment_config(const idgen__gen_spec *spec, idgen__segment_backend *b,
                                     idgen_clock *clock, idgen__segment_config *out);
 /* The generator named name (len bytes), or NULL. */

@@ -15,6 +15,10 @@ typedef struct segment {
   idgen__generator base;
   idgen__segment_backend *backend;
   idgen__segment *seg;
+  idgen__tz *tz; /* a period's timezone, or NULL */
+  char period[16];
+  int has_format;
+  idgen__seg_format format;
   char backend_name[16];
   char dsn[IDGEN_CFG_DSN]; /* masked: fit to show */
   uint64_t min_step, max_step, prefetch_pct;
@@ -40,7 +44,18 @@ static void seg_close(idgen__generator *g) {
   }
   idgen__segment_free(s->seg); /* stops the fetcher first */
   idgen__segment_backend_free(s->backend);
+  idgen__tz_free(s->tz);
   free(s);
+}
+
+static int seg_text_of(const idgen__generator *g, uint64_t id, char *out, size_t outlen) {
+  return idgen__seg_format_text(&((const segment *)g)->format, id, out, outlen);
+}
+
+static int seg_id_of(const idgen__generator *g, const char *text, size_t len,
+                     uint64_t *id) {
+  uint64_t period, n;
+  return idgen__seg_format_parse(&((const segment *)g)->format, text, len, id, &period, &n);
 }
 
 static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
@@ -71,16 +86,34 @@ static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
    * file the generator names, and the other backends' rows and keys, only by `idgen
    * segment init` (a fetch never makes them, so a removed file stops the sequence
    * instead of starting it again at 1). */
-  rc = idgen__segment_file_start(s->backend, spec->lease.ns, spec->name, !spec->dsn[0]);
+  idgen__segment_config c;
+  idgen__gen_spec_segment_config(spec, s->backend, env->clock, &c);
+  if (idgen__gen_spec_period(spec, &c, &s->tz, err, errlen) < 0) {
+    rc = IDGEN_EINVAL;
+    goto fail;
+  }
+  snprintf(s->period, sizeof s->period, "%s", spec->period);
+  if (spec->format[0]) {
+    if (idgen__gen_spec_format(spec, &s->format, err, errlen) < 0) {
+      rc = IDGEN_EINVAL;
+      goto fail;
+    }
+    s->has_format = 1;
+    s->base.text_of = seg_text_of;
+    s->base.id_of = seg_id_of;
+  }
+  /* A period generator claims its name host-wide here; each period's key is started
+   * (its file made, or refused when lost) at its first fetch. */
+  rc = c.period ? idgen__segment_file_claim(s->backend, spec->lease.ns, spec->name)
+                : idgen__segment_file_start(s->backend, spec->lease.ns, spec->name,
+                                            !spec->dsn[0]);
   if (rc < 0) {
     snprintf(err, errlen, "generator %s: %s", spec->name, s->backend->why);
     goto fail;
   }
-  if (rc == 0)
+  if (rc == 0 && !c.period)
     idgen__log("info", "segment_init", "generator=%s created %ssegment-%s", spec->name, dsn,
                spec->name);
-  idgen__segment_config c;
-  idgen__gen_spec_segment_config(spec, s->backend, env->clock, &c);
   rc = idgen__segment_new(&s->seg, &c, why, sizeof why);
   if (rc < 0) {
     snprintf(err, errlen, "generator %s: %s", spec->name, why);
@@ -133,11 +166,21 @@ static void seg_info_json(idgen__generator *g, idgen__buf *out) {
                   ",\"prefetch_pct\":%" PRIu64 ",\"current_left\":%" PRIu64
                   ",\"next_left\":%" PRIu64 ",\"last_leased\":%" PRIu64
                   ",\"blocks_fetched\":%" PRIu64 ",\"backend_errors\":%" PRIu64
-                  ",\"refused\":%" PRIu64 ",\"waits\":%" PRIu64 ",\"backend_ok\":%s"
-                  ",\"last_error\":",
+                  ",\"refused\":%" PRIu64 ",\"waits\":%" PRIu64 ",\"backend_ok\":%s",
                   st.step, s->min_step, s->max_step, s->prefetch_pct, st.current_left,
                   st.next_left, st.last_max, st.blocks_fetched, st.backend_errors,
                   st.refused, st.waits, st.backend_ok ? "true" : "false");
+  if (s->tz)
+    idgen__buf_addf(out,
+                    ",\"period\":\"%s\",\"timezone\":\"%s\",\"current_period\":%" PRIu64
+                    ",\"period_dropped\":%" PRIu64 ",\"period_burnt\":%" PRIu64,
+                    s->period, idgen__tz_name(s->tz), st.period, st.period_dropped,
+                    st.period_burnt);
+  if (s->has_format) {
+    idgen__buf_adds(out, ",\"format\":");
+    idgen__buf_add_json_str(out, s->format.template_text, strlen(s->format.template_text));
+  }
+  idgen__buf_adds(out, ",\"last_error\":");
   idgen__buf_add_json_str(out, why, strlen(why));
 }
 

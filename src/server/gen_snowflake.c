@@ -21,6 +21,7 @@ typedef struct snowflake {
   idgen_keeper *keeper;    /* renewal, HWM writes, arming, in its own thread */
   uint64_t seq_reset_threshold;
   int wall_clock;
+  char prefix[IDGEN__SNOWFLAKE_PREFIX_MAX + 1]; /* format PREFIX{base62}; "": none */
   /* The main thread's watch: the last state and error logged. */
   int last_state;
   int64_t last_worker;
@@ -53,6 +54,25 @@ static void sf_close(idgen__generator *g) {
   free(s);
 }
 
+/* PREFIX + the ID's 11 base62 characters (docs/codecs.md), and back. */
+static int sf_text_of(const idgen__generator *g, uint64_t id, char *out, size_t outlen) {
+  const snowflake *s = (const snowflake *)g;
+  size_t plen = strlen(s->prefix);
+  if (outlen <= plen)
+    return IDGEN_EBUFSIZE;
+  memcpy(out, s->prefix, plen);
+  int n = idgen_id_format(id, IDGEN_FORMAT_BASE62, g->layout, out + plen, outlen - plen);
+  return n < 0 ? n : (int)plen + n;
+}
+
+static int sf_id_of(const idgen__generator *g, const char *text, size_t len, uint64_t *id) {
+  const snowflake *s = (const snowflake *)g;
+  size_t plen = strlen(s->prefix);
+  if (len <= plen || memcmp(text, s->prefix, plen))
+    return IDGEN_EFORMAT;
+  return idgen_id_parse(text + plen, len - plen, IDGEN_FORMAT_BASE62, g->layout, id);
+}
+
 static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
                    const idgen__gen_env *env, char *err, size_t errlen) {
   snowflake *s = calloc(1, sizeof *s);
@@ -71,6 +91,12 @@ static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
   int rc = IDGEN_EINVAL;
   if (idgen__gen_spec_parse(spec, &choices, err, errlen) < 0)
     goto fail;
+  if (spec->format[0]) {
+    if (idgen__snowflake_prefix(spec, s->prefix, sizeof s->prefix, err, errlen) < 0)
+      goto fail;
+    s->base.text_of = sf_text_of;
+    s->base.id_of = sf_id_of;
+  }
   s->layout = choices.layout;
   s->policy = choices.policy;
   idgen_gen_config gc;

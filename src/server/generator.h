@@ -71,6 +71,10 @@ struct idgen__generator {
   char name[IDGEN__GEN_NAME_MAX + 1];
   const idgen_layout *layout; /* snowflake: its layout (decode, friendly); else NULL */
   idgen_opaque *opaque;       /* its opaque permutation (tweak: its name), or NULL */
+  /* A text form (`format:`): the text of a numeric ID, its length or a negative error;
+   * and the ID back from a text, strictly (0 or IDGEN_EFORMAT). NULL without one. */
+  int (*text_of)(const idgen__generator *g, uint64_t id, char *out, size_t outlen);
+  int (*id_of)(const idgen__generator *g, const char *text, size_t len, uint64_t *id);
 };
 
 /* The classes, by kind. */

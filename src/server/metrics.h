@@ -16,6 +16,7 @@ typedef enum idgen__route {
   ROUTE_UUID4,
   ROUTE_ULID,
   ROUTE_DECODE,
+  ROUTE_BOUNDS,
   ROUTE_INFO,
   ROUTE_HEALTHZ,
   ROUTE_READYZ,

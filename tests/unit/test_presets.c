@@ -134,6 +134,94 @@ static void test_snowflake_and_js53(void **state) {
   assert_int_equal(idgen_decompose(&js, UINT64_C(1) << 53, &p), IDGEN_ERANGE);
 }
 
+/* The first and the last ID of the published ID's ms hold it between them, and are the
+ * ID with every field after the time all zeros, or all ones (issue 28: IDs from a time). */
+static void expect_bounds(const char *name, uint64_t id) {
+  idgen_layout l = preset(name);
+  idgen_parts p;
+  assert_int_equal(idgen_decompose(&l, id, &p), 0);
+  uint64_t first = 0, last = 0;
+  assert_int_equal(idgen_layout_first_id(&l, p.time_ms, &first), 0);
+  assert_int_equal(idgen_layout_last_id(&l, p.time_ms, &last), 0);
+  uint64_t below = (UINT64_C(1) << l.time_shift) - 1;
+  assert_true(first == (id & ~below));
+  assert_true(last == (id | below));
+  assert_true(first <= id && id <= last);
+  /* The next ID after last is the next unit's first; the one before first, the previous
+   * unit's last. */
+  uint64_t next = 0, prev = 0;
+  assert_int_equal(idgen_layout_first_id(&l, p.time_ms + l.unit_ms, &next), 0);
+  assert_true(next == last + 1);
+  assert_int_equal(idgen_layout_last_id(&l, p.time_ms - l.unit_ms, &prev), 0);
+  assert_true(prev == first - 1);
+  /* A time between two units (Sonyflake's 10 ms) is in the unit below. */
+  if (l.unit_ms > 1) {
+    uint64_t inside = 0;
+    assert_int_equal(idgen_layout_first_id(&l, p.time_ms + l.unit_ms - 1, &inside), 0);
+    assert_true(inside == first);
+  }
+  /* Out of range: the epoch's ms - 1 and the end date; outputs untouched. */
+  uint64_t untouched = 42;
+  assert_int_equal(idgen_layout_first_id(&l, l.epoch_ms - 1, &untouched),
+                   IDGEN_EBEFOREEPOCH);
+  assert_int_equal(idgen_layout_last_id(&l, idgen_layout_end_ms(&l), &untouched),
+                   IDGEN_ETIMEEND);
+  assert_true(untouched == 42);
+  assert_int_equal(idgen_layout_first_id(&l, l.epoch_ms, &first), 0);
+  assert_true(first == 0);
+  assert_int_equal(idgen_layout_last_id(&l, idgen_layout_end_ms(&l) - 1, &last), 0);
+  assert_true(last == (UINT64_C(1) << (l.time_bits + l.time_shift)) - 1);
+}
+
+static void test_bounds(void **state) {
+  (void)state;
+  /* The published IDs of the tests above. */
+  expect_bounds("discord", UINT64_C(175928847299117063));
+  expect_bounds("twitter", UINT64_C(1541815603606036480));
+  expect_bounds("twitter", UINT64_C(1050118621198921728));
+  expect_bounds("instagram", UINT64_C(2384288897814875714));
+  expect_bounds("sonyflake",
+                (UINT64_C(1577836800010) - UINT64_C(1409529600000)) / 10 << 24 | 3u << 16 |
+                    257u);
+  expect_bounds("snowflake", UINT64_C(1) << 22 | 1023u << 12 | 4095u);
+  expect_bounds("js53", (UINT64_C(1) << 53) - 1 - (UINT64_C(1) << 12));
+  /* Discord's docs: 175928847299117063 (worker 1, increment 7) is 2016-04-30T11:18:25.796Z;
+   * its ms starts at 175928847299117063 - (1 << 17) - 7: the time shifted past worker,
+   * process and increment (22 bits). */
+  idgen_layout d = preset("discord");
+  uint64_t first = 0;
+  assert_int_equal(idgen_layout_first_id(&d, INT64_C(1462015105796), &first), 0);
+  assert_true(first == (UINT64_C(1462015105796) - UINT64_C(1420070400000)) << 22);
+  assert_true(first == UINT64_C(175928847298985984));
+}
+
+/* RFC 9562's v7 example 017F22E2-79B0-7CC3-98C4-DC0C0C07398F (unix_ts_ms 0x017F22E279B0)
+ * lies between the bounds of its ms; the ULID spec's example likewise. */
+static void test_bounds_uuid7_ulid(void **state) {
+  (void)state;
+  idgen_uuid lo, hi, ex;
+  assert_int_equal(idgen_uuid_parse("017f22e2-79b0-7cc3-98c4-dc0c0c07398f", 36, &ex), 0);
+  assert_int_equal(idgen_uuid7_bound(INT64_C(0x017F22E279B0), 0, &lo), 0);
+  assert_int_equal(idgen_uuid7_bound(INT64_C(0x017F22E279B0), 1, &hi), 0);
+  char text[40];
+  assert_int_equal(idgen_uuid_format(lo, text, sizeof text), 36);
+  assert_string_equal(text, "017f22e2-79b0-7000-8000-000000000000");
+  assert_int_equal(idgen_uuid_format(hi, text, sizeof text), 36);
+  assert_string_equal(text, "017f22e2-79b0-7fff-bfff-ffffffffffff");
+  assert_true(idgen_uuid_compare(lo, ex) < 0 && idgen_uuid_compare(ex, hi) < 0);
+  assert_int_equal(idgen_uuid_version(hi), 7);
+  assert_int_equal(idgen_uuid7_bound(-1, 0, &lo), IDGEN_EBEFOREEPOCH);
+  assert_int_equal(idgen_uuid7_bound(IDGEN_UUID_MAX_MS + 1, 1, &lo), IDGEN_ETIMEEND);
+  idgen_ulid ulo, uhi;
+  /* ULID spec: 01ARZ3NDEKTSV4RRFFQ69G5FAV; its time is the first 10 chars, 01ARZ3NDEK. */
+  assert_int_equal(idgen_ulid_bound(INT64_C(1469922850259), 0, &ulo), 0);
+  assert_int_equal(idgen_ulid_bound(INT64_C(1469922850259), 1, &uhi), 0);
+  assert_int_equal(idgen_ulid_format(ulo, text, sizeof text), 26);
+  assert_string_equal(text, "01ARZ3NDEK0000000000000000");
+  assert_int_equal(idgen_ulid_format(uhi, text, sizeof text), 26);
+  assert_string_equal(text, "01ARZ3NDEKZZZZZZZZZZZZZZZZ");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_discord),
@@ -141,6 +229,8 @@ int main(void) {
       cmocka_unit_test(test_instagram),
       cmocka_unit_test(test_sonyflake),
       cmocka_unit_test(test_snowflake_and_js53),
+      cmocka_unit_test(test_bounds),
+      cmocka_unit_test(test_bounds_uuid7_ulid),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,50 @@
+/* format.h: the text form of a period generator's numbers ("ORD-{date:%Y%m%d}-{seq:06}"
+ * gives ORD-20261201-000123) and its strict parse back. The number stays an integer
+ * inside (PERIOD * 10^digits + n); the text is made from it and read back to it. */
+#ifndef IDGEN_SEGMENT_FORMAT_H
+#define IDGEN_SEGMENT_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "segment/period.h"
+
+#define IDGEN_SEG_FORMAT_MAX 128 /* a template, and a text made from one */
+#define IDGEN_SEG_FORMAT_PARTS 16
+
+typedef struct idgen__seg_format {
+  char template_text[IDGEN_SEG_FORMAT_MAX];
+  char name[72];
+  idgen__period_kind period;
+  uint64_t mult; /* 10^digits */
+  size_t nparts;
+  struct {
+    char kind;      /* 'L' literal, 'Y' 'm' 'd' 'j' a date field, 'S' the sequence */
+    size_t at, len; /* literal: its bytes in template_text; field: its width */
+  } parts[IDGEN_SEG_FORMAT_PARTS];
+} idgen__seg_format;
+
+/* Compiles a template for a generator's name, period and digits. Fields: {date:PAT}
+ * with %Y (4 digits), %m, %d (2), %j (3, day of the year) and %% in PAT; {seq:0N}, the
+ * number zero-padded to N digits; {name}; anything else is literal (no '{' or '}').
+ * Refused with IDGEN_EINVAL and one line in err: a field it does not know, a date
+ * pattern it cannot read back (%y, %b, ...), no {seq:0N} or two, a sequence narrower
+ * than the period's largest number (N < digits), a date that does not name the period
+ * (day: %Y with %m and %d, or %j; month: %Y and %m; year: %Y), a template without a
+ * period. */
+int idgen__seg_format_compile(idgen__seg_format *f, const char *template_text,
+                              const char *name, idgen__period_kind period, unsigned digits,
+                              char *err, size_t errlen);
+
+/* The text of number v (PERIOD * 10^digits + n). Its length, or IDGEN_EFORMAT for a v
+ * that is no number of this period kind, IDGEN_EBUFSIZE. */
+int idgen__seg_format_text(const idgen__seg_format *f, uint64_t v, char *out,
+                           size_t outlen);
+
+/* Reads text back, strictly: every literal as it is, every field at its width, a valid
+ * date of one period, n from 1, and the text made again from the result must be text
+ * itself. 0 with *v, *period and *n; IDGEN_EFORMAT otherwise. */
+int idgen__seg_format_parse(const idgen__seg_format *f, const char *text, size_t len,
+                            uint64_t *v, uint64_t *period, uint64_t *n);
+
+#endif

@@ -1,0 +1,248 @@
+#!/usr/bin/env bash
+# Time-scoped segment sequences (issue 28) over a faked midnight (libfaketime: each
+# server's wall clock starts just before 2026-12-01T00:00:00Z and runs): on the file,
+# PostgreSQL and etcd backends, two servers sharing 'orders' (period: day) with clocks
+# 1.5 s apart cross midnight under load. Checked: no number twice; each server hands out
+# the old day's numbers, then only the new day's (never back); the new day starts at 1
+# under its own key (orders:20261201); the old day's buffered blocks were dropped; the
+# file backend's key file and .created record exist, and a lost key file is refused at
+# the next start. MariaDB and a file-path DSN are refused at config time.
+# Then text forms (format:): a segment generator's ORD-{date:%Y%m%d}-{seq:06} over HTTP,
+# format=raw, parsed back by `idgen decode --generator`; a snowflake generator's ord_
+# prefix; bad formats refused at config time.
+# Parts: file postgres etcd refusals formats. Usage: server_segment_period.sh /path/to/idgen [PART...]
+source "$(dirname "$0")/server_common.bash"
+source "$(dirname "$0")/parts.bash"
+parts file postgres etcd refusals formats -- "${@:2}"
+for tool in curl jq; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
+done
+FT=/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1
+[[ -f $FT ]] || { echo "FAIL: libfaketime not installed at $FT (scripts/deps.sh test)" >&2; exit 1; }
+chmod 755 "$WORK" # PostgreSQL runs as its own user
+BACKEND_STOP=()
+period_cleanup() {
+  local c
+  for c in "${BACKEND_STOP[@]}"; do eval "$c" || true; done
+  cleanup
+}
+trap period_cleanup EXIT
+
+# write_config FILE BACKEND DSN
+write_config() {
+  cat >"$1" <<YAML
+generators:
+  default: {kind: uuid7}
+  orders:
+    kind: segment
+    backend: $2
+    dsn: "$3"
+    step: 5
+    max_step: 5
+    prefetch_pct: 0
+    retry_ms: 100
+    period: day
+    timezone: UTC
+YAML
+}
+
+# start_at NAME CONFIG "FAKETIME" [serve options]: a server whose wall clock starts at
+# the given time (libfaketime, UTC; the monotonic clock left alone), ready for 'orders'.
+start_at() {
+  local name=$1 config=$2 at=$3 i
+  shift 3
+  TZ=UTC LD_PRELOAD=$FT FAKETIME="@$at" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    launch_server "$name" --config "$config" "$@" || return 1
+  for i in $(seq 1 100); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=orders") == 200 ]] &&
+      return 0
+    sleep 0.05
+  done
+  fail "server $name: 'orders' never became ready"
+  cat "$SERVER_LOG" >&2
+  return 1
+}
+
+# draw URL OUT SECONDS: /v1/ids?name=orders&count=2 in a loop, every number on a line.
+draw() {
+  local end=$((SECONDS + $3))
+  while ((SECONDS < end)); do
+    curl -s "$1/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$2"
+  done
+}
+
+# crossing LABEL BACKEND DSN: two servers 1.5 s apart draw across their midnights.
+crossing() {
+  local label=$1 b=$2 dsn=$3
+  write_config "$WORK/$label.yaml" "$b" "$dsn"
+  start_at "$label-a" "$WORK/$label.yaml" "2026-11-30 23:59:57" || return
+  local ua=http://$HTTP pa=$SERVER_PID
+  start_at "$label-b" "$WORK/$label.yaml" "2026-11-30 23:59:58.5" || return
+  local ub=http://$HTTP pb=$SERVER_PID
+  : >"$WORK/$label-a.out"
+  : >"$WORK/$label-b.out"
+  draw "$ua" "$WORK/$label-a.out" 6 &
+  local da=$!
+  draw "$ub" "$WORK/$label-b.out" 6
+  wait "$da"
+  local s
+  for s in a b; do
+    local f=$WORK/$label-$s.out
+    check "$label $s: only the two days' numbers" 0 \
+      "$(grep -cvE '^202611300000[0-9]{2}$|^202612010000[0-9]{2}$|^2026120100[0-9]{4}$' "$f")"
+    check_match "$label $s: both days drawn" "^[1-9][0-9]* [1-9][0-9]*$" \
+      "$(grep -c '^20261130' "$f") $(grep -c '^20261201' "$f")"
+    # One server's numbers: the old day's, then the new day's, never back; each day's
+    # rise.
+    check "$label $s: never back to the old day" "" \
+      "$(awk 'substr($0,1,8)=="20261201"{n=1} n && substr($0,1,8)=="20261130"{print; exit}' "$f")"
+    check "$label $s: rising" "" "$(awk 'NR>1 && $0+0 <= p {print p" then "$0; exit} {p=$0+0}' "$f")"
+  done
+  check "$label: no number twice across both servers" "" \
+    "$(sort "$WORK/$label-a.out" "$WORK/$label-b.out" | uniq -d | head -3 | tr '\n' ' ')"
+  check "$label: the new day starts at 1" 20261201000001 \
+    "$(cat "$WORK/$label-a.out" "$WORK/$label-b.out" | grep '^20261201' | sort -n | head -1)"
+  local info
+  info=$(curl -s "$ua/v1/info" | jq -c '.generators.orders | [.period, .timezone, .current_period, (.period_dropped > 0)]')
+  check "$label a: /v1/info shows the period, and the old day's blocks dropped" \
+    '["day","UTC",20261201,true]' "$info"
+  stop_server "$pa" || fail "$label a: exit status"
+  stop_server "$pb" || fail "$label b: exit status"
+}
+
+if part file; then
+  dir=$WORK/segdir
+  mkdir -p "$dir"
+  crossing file file "$dir/"
+  check "file: a key file and a .created record per day" \
+    "segment-orders:20261130 segment-orders:20261130.created segment-orders:20261201 segment-orders:20261201.created" \
+    "$(cd "$dir" && ls segment-orders:* | sort | tr '\n' ' ' | sed 's/ $//')"
+  # The 1st's file lost: a server on the 1st refuses it (not again from 1).
+  rm "$dir/segment-orders:20261201"
+  TZ=UTC LD_PRELOAD=$FT FAKETIME="@2026-12-01 08:00:00" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    launch_server file-lost --config "$WORK/file.yaml"
+  for _ in $(seq 40); do
+    code=$(curl -s -o "$WORK/body" -w '%{http_code}' "http://$HTTP/v1/id?name=orders")
+    grep -q "is gone" <(curl -s "http://$HTTP/readyz?name=orders") && break
+    sleep 0.05
+  done
+  check "file: a lost day's key is refused (503), not made again at 1" 503 "$code"
+  check_match "file: the reason names the lost file" "segment-orders:20261201 is gone" \
+    "$(curl -s "http://$HTTP/readyz?name=orders" | jq -r .error.message)"
+  stop_server || true
+fi
+
+if part postgres; then
+  command -v psql >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
+  port=$("$SOURCE_DIR/scripts/pg-cluster.sh" start "$WORK/pg" | cut -d' ' -f1)
+  BACKEND_STOP+=("'$SOURCE_DIR/scripts/pg-cluster.sh' stop '$WORK/pg'")
+  dsn="host=127.0.0.1 port=$port dbname=postgres user=postgres"
+  # The table exists once any name was initialised; the period keys are rows made at
+  # their first fetch.
+  "$IDGEN" segment init --backend postgres --dsn "$dsn" other >/dev/null || fail "segment init"
+  crossing postgres postgres "$dsn"
+  check "postgres: a row per day" "orders:20261130 orders:20261201" \
+    "$(psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atc \
+      "SELECT biz_tag FROM leaf_alloc WHERE biz_tag LIKE 'orders:%' ORDER BY 1" | tr '\n' ' ' | sed 's/ $//')"
+fi
+
+if part etcd; then
+  command -v etcd >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
+  dsn=$("$SOURCE_DIR/scripts/etcd-cluster.sh" start "$WORK/etcd" 1)
+  BACKEND_STOP+=("'$SOURCE_DIR/scripts/etcd-cluster.sh' stop '$WORK/etcd'")
+  crossing etcd etcd "$dsn"
+fi
+
+if part refusals; then
+  # usage: the line of serve --config, exit 2, one line.
+  refused() { # NAME CONFIG-TEXT REGEX
+    printf '%s\n' "$2" >"$WORK/bad.yaml"
+    local rc=0
+    "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$WORK/st" \
+      --config "$WORK/bad.yaml" >/dev/null 2>"$WORK/bad.err" || rc=$?
+    check "$1: exit 2, one line" "2 1" "$rc $(wc -l <"$WORK/bad.err")"
+    check_match "$1: the reason" "$3" "$(cat "$WORK/bad.err")"
+  }
+  mkdir -p "$WORK/st"
+  refused "mariadb" 'generators:
+  orders: {kind: segment, backend: mariadb, dsn: "servers=127.0.0.1:3306", period: day}' \
+    "one counter per table"
+  refused "a file path" "generators:
+  orders: {kind: segment, backend: file, dsn: \"$WORK/st/one-file\", period: day}" \
+    "needs a directory"
+  refused "unknown period" 'generators:
+  orders: {kind: segment, period: week}' "'week' is not a period"
+  refused "unknown timezone" 'generators:
+  orders: {kind: segment, period: day, timezone: Mars/Olympus}' "timezone 'Mars/Olympus'"
+  refused "digits 11" 'generators:
+  orders: {kind: segment, period: day, digits: 11}' "digits"
+  refused "a format too narrow" 'generators:
+  orders: {kind: segment, period: day, digits: 7, format: "ORD-{date:%Y%m%d}-{seq:06}"}' \
+    "format: \{seq:06\} cannot hold the largest number of a period, 9999999"
+  refused "a format not parsed back (%y)" 'generators:
+  orders: {kind: segment, period: day, format: "ORD-{date:%y%m%d}-{seq:06}"}' \
+    "%y cannot be read back"
+  refused "a format without the day" 'generators:
+  orders: {kind: segment, period: day, format: "ORD-{date:%Y%m}-{seq:06}"}' \
+    "cannot be read back to a day"
+  refused "a format without a period" 'generators:
+  orders: {kind: segment, format: "ORD-{seq:06}"}' "needs a period"
+  refused "a snowflake format that is not PREFIX{base62}" 'generators:
+  charges: {kind: snowflake, format: "ch_{hex}"}' "PREFIX\{base62\}"
+fi
+
+if part formats; then
+  mkdir -p "$WORK/fmt"
+  cat >"$WORK/fmt.yaml" <<YAML
+generators:
+  default: {kind: uuid7}
+  orders:
+    kind: segment
+    dsn: "$WORK/fmt/"
+    period: day
+    timezone: Europe/Berlin
+    format: "ORD-{date:%Y%m%d}-{seq:06}"
+  charges:
+    kind: snowflake
+    format: "ch_{base62}"
+    namespace: $IDGEN_NAMESPACE-charges
+YAML
+  launch_server formats --config "$WORK/fmt.yaml"
+  U=http://$HTTP
+  for _ in $(seq 100); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "$U/readyz?name=orders") == 200 &&
+       $(curl -s -o /dev/null -w '%{http_code}' "$U/readyz?name=charges") == 200 ]] && break
+    sleep 0.1
+  done
+  today=$(TZ=Europe/Berlin date +%Y%m%d)
+  check "orders: its text form" "ORD-$today-000001" "$(curl -s "$U/v1/id?name=orders" | jq -r .id)"
+  check "orders: format=raw is the integer" "${today}000002" \
+    "$(curl -s "$U/v1/id?name=orders&format=raw" | jq -r .id)"
+  check "orders: a batch" "ORD-$today-000003 ORD-$today-000004" \
+    "$(curl -s "$U/v1/ids?name=orders&count=2" | jq -r '.ids | join(" ")')"
+  check "decode --generator: period and number" \
+    "{\"id\":\"ORD-$today-000123\",\"generator\":\"orders\",\"value\":\"${today}000123\",\"period\":$today,\"number\":123}" \
+    "$("$IDGEN" decode --json --generator orders --config "$WORK/fmt.yaml" "ORD-$today-000123")"
+  check "decode --generator via IDGEN_CONFIG" 123 \
+    "$(IDGEN_CONFIG=$WORK/fmt.yaml "$IDGEN" decode --json --generator orders "ORD-$today-000123" | jq .number)"
+  for bad in "ORD-$today-00012" "ORD-${today}-0000123" "ord-$today-000123" "ORD-20261301-000001" \
+             "ORD-$today-000000" "ORD-20260229-000001"; do
+    rc=0
+    "$IDGEN" decode --generator orders --config "$WORK/fmt.yaml" "$bad" >"$WORK/out" 2>"$WORK/err" || rc=$?
+    check "decode --generator refuses $bad: exit 2, one line, no output" "2 1 0" \
+      "$rc $(wc -l <"$WORK/err") $(wc -c <"$WORK/out")"
+  done
+  ch=$(curl -s "$U/v1/id?name=charges" | jq -r .id)
+  check_match "charges: ch_ and 11 base62 characters" '^ch_[0-9A-Za-z]{11}$' "$ch"
+  raw=$(curl -s "$U/v1/decode/$ch?name=charges" | jq -r .id)
+  check "charges: /v1/decode reads its text form" \
+    "$("$IDGEN" decode --json "${ch#ch_}" | jq -r .id)" "$raw"
+  check "charges: decode --generator gives the same ID" "$raw" \
+    "$("$IDGEN" decode --json --generator charges --config "$WORK/fmt.yaml" "$ch" | jq -r .id)"
+  check_match "charges: format=raw is decimal" '^[0-9]{17,19}$' \
+    "$(curl -s "$U/v1/id?name=charges&format=raw" | jq -r .id)"
+  check "no generator of that name" "2" \
+    "$("$IDGEN" decode --generator nope --config "$WORK/fmt.yaml" x 2>/dev/null; echo $?)"
+  stop_server || fail "formats: exit status"
+fi
+finish
