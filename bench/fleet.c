@@ -510,17 +510,24 @@ static void ms3(char *out, size_t len, int64_t us) {
     snprintf(out, len, "%.1f", (double)us / 1000);
 }
 
-/* "1,024th", "17th", "1,025th": n as the tables spell it. */
+/* "1,024", "16": n as the tables spell it. */
+static void count(char *out, size_t len, int n) {
+  if (n >= 1000)
+    snprintf(out, len, "%d,%03d", n / 1000, n % 1000);
+  else
+    snprintf(out, len, "%d", n);
+}
+
+/* "1,024th", "17th", "1,025th". */
 static void ordinal(char *out, size_t len, int n) {
   const char *suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
                        : n % 10 == 1                    ? "st"
                        : n % 10 == 2                    ? "nd"
                        : n % 10 == 3                    ? "rd"
                                                         : "th";
-  if (n >= 1000)
-    snprintf(out, len, "%d,%03d%s", n / 1000, n % 1000, suffix);
-  else
-    snprintf(out, len, "%d%s", n, suffix);
+  char c[16];
+  count(c, sizeof c, n);
+  snprintf(out, len, "%s%s", c, suffix);
 }
 
 static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds,
@@ -543,12 +550,14 @@ static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds
       }
     fclose(cpu);
   }
+  char nc[16];
+  count(nc, sizeof nc, n);
   fprintf(f,
           "Run of %s: `%s`. Machine: %ld cores (%s), shared; load average at the end: "
-          "%.2f %.2f %.2f. %d holders from one process (each a provider handle, a "
+          "%.2f %.2f %.2f. %s holders from one process (each a provider handle, a "
           "generator and a keeper thread), default intervals (TTL 10 s, keepalive every "
           "TTL/3, HWM every 1 s), a %d s window with all held.\n\n",
-          date, cmdline, sysconf(_SC_NPROCESSORS_ONLN), host, load[0], load[1], load[2], n,
+          date, cmdline, sysconf(_SC_NPROCESSORS_ONLN), host, load[0], load[1], load[2], nc,
           seconds);
   fprintf(f, "| Measure |");
   for (size_t i = 0; i < nr; i++)
@@ -570,7 +579,7 @@ static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds
     }                                                                                      \
     fprintf(f, "\n");                                                                      \
   } while (0)
-  ROW("holders that claimed a worker ID", snprintf(cell, sizeof cell, "%d", r->holders));
+  ROW("holders that claimed a worker ID", count(cell, sizeof cell, r->holders));
   ROW("claim (open + acquire), 1st / median / max, ms",
       ms3(a, sizeof a, r->claim_first_us);
       ms3(b, sizeof b, r->claim_median_us);
@@ -580,7 +589,7 @@ static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds
   ordinal(next, sizeof next, n + 1);
   snprintf(label, sizeof label, "the %s claim, ms", nth);
   ROW(label, ms3(cell, sizeof cell, r->claim_last_us));
-  snprintf(label, sizeof label, "all %d claimed, one after another, s", n);
+  snprintf(label, sizeof label, "all %s claimed, one after another, s", nc);
   ROW(label, snprintf(cell, sizeof cell, "%.1f", (double)r->fill_ms / 1000));
   ROW("the last claim until held (the fresh worker's HWM wait), s",
       snprintf(cell, sizeof cell, "%.1f", (double)r->last_held_ms / 1000));
@@ -717,6 +726,7 @@ int main(int argc, char **argv) {
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   int opt;
+  opterr = 0; /* one line of our own below */
   while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (opt) {
     case 'n':
@@ -756,7 +766,8 @@ int main(int argc, char **argv) {
       usage(stdout);
       return 0;
     default:
-      usage(stderr);
+      fprintf(stderr, "bench_fleet: bad option or missing value: '%s' (see --help)\n",
+              argv[optind - 1]);
       return 2;
     }
   }
