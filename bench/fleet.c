@@ -61,10 +61,12 @@ typedef struct coordinator {
 } coordinator;
 
 /* One row per coordinator, run in this order. The ZooKeeper (issue 25) and Redis
- * (issue 26) rows go at the marks below once their providers are merged: their header
- * (include/idgen/zookeeper.h, include/idgen/redis.h), their row
- * (idgen_lease_zookeeper, idgen_lease_redis), their library linked to bench_fleet in
- * bench/CMakeLists.txt, and a start script like scripts/etcd-cluster.sh. */
+ * (issue 26) rows go at the marks below once their providers are merged, with the names
+ * those branches chose (the ones below are guesses): the include of their header here,
+ * their provider row, their library linked to bench_fleet in bench/CMakeLists.txt, and
+ * their start script, with etcd-cluster.sh's interface (start DIR ARGS prints the
+ * endpoints; stop DIR; DIR/m0.pid). With more than one member, CPU and RSS are member
+ * 0's alone. */
 static const coordinator coordinators[] = {
     {"etcd", &idgen_lease_etcd, "scripts/etcd-cluster.sh", "1", "etcd"},
     /* ZooKeeper: {"zookeeper", &idgen_lease_zookeeper, "scripts/zookeeper.sh", "1",
@@ -73,7 +75,8 @@ static const coordinator coordinators[] = {
 };
 #define NCOORDINATORS (sizeof coordinators / sizeof coordinators[0])
 
-/* ---- Timing the keepers' calls --------------------------------------------------------- */
+/* ---- Timing the keepers' calls ---------------------------------------------------------
+ */
 
 /* Latencies in µs of the calls made while `measuring`, in a fixed array (a sample past
  * its end is counted, not kept). */
@@ -138,7 +141,8 @@ static int64_t quantile(int64_t *v, size_t n, double q) {
   return v[i < n ? i : n - 1];
 }
 
-/* ---- The coordinator's process --------------------------------------------------------- */
+/* ---- The coordinator's process ---------------------------------------------------------
+ */
 
 /* CPU time (user + system) of a process in ms, from /proc/PID/stat; -1 if unreadable. */
 static int64_t cpu_ms_of(long pid) {
@@ -198,7 +202,8 @@ static int run_script(const char *src, const coordinator *c, const char *verb,
   return st == 0 ? 0 : -1;
 }
 
-/* ---- The fleet --------------------------------------------------------------------------- */
+/* ---- The fleet
+ * --------------------------------------------------------------------------- */
 
 typedef struct holder {
   idgen_lease *lease;
@@ -209,9 +214,9 @@ typedef struct holder {
 /* What one coordinator's run measured. */
 typedef struct result {
   const coordinator *c;
-  int ok;                  /* every check held */
-  char failure[768];       /* the first check that failed */
-  int holders;             /* holders that claimed a worker ID */
+  int ok;            /* every check held */
+  char failure[768]; /* the first check that failed */
+  int holders;       /* holders that claimed a worker ID */
   int64_t claim_first_us, claim_median_us, claim_last_us, claim_max_us;
   int64_t fill_ms;      /* the N claims, one after another */
   int64_t last_held_ms; /* the N-th claim's start until it is held (the fresh-HWM wait) */
@@ -219,9 +224,9 @@ typedef struct result {
   int extra_rc;         /* the (N+1)-th claim's answer */
   int64_t extra_us;
   char extra_why[512];
-  double seconds;                 /* the window's length */
+  double seconds; /* the window's length */
   double keepalives_per_s, hwm_per_s, hwm_scheduled_per_s, keepalives_scheduled_per_s;
-  uint64_t failures, lost;        /* in the window */
+  uint64_t failures, lost; /* in the window */
   int64_t hwm_p50_us, hwm_p99_us, hwm_max_us, ka_p50_us, ka_p99_us;
   double coord_cpu_fill_pct, coord_cpu_pct, self_cpu_pct;
   int64_t coord_rss_idle_kb, coord_rss_kb, coord_hwm_kb, self_rss_kb, self_threads;
@@ -310,8 +315,9 @@ static void check_workers(result *r, holder *hs, int n, const idgen_lease_space 
     idgen_keeper_stats st;
     idgen_keeper_stats_get(hs[i].keeper, &st);
     if (st.worker < (int64_t)space->lo || st.worker > (int64_t)space->hi) {
-      snprintf(why, sizeof why, "holder %d has worker %" PRId64 ", outside %" PRIu64
-               "-%" PRIu64, i, st.worker, space->lo, space->hi);
+      snprintf(why, sizeof why,
+               "holder %d has worker %" PRId64 ", outside %" PRIu64 "-%" PRIu64, i,
+               st.worker, space->lo, space->hi);
       fail(r, why);
       break;
     }
@@ -325,8 +331,9 @@ static void check_workers(result *r, holder *hs, int n, const idgen_lease_space 
     int rc = idgen_gen_next(hs[i].gen, &id);
     if (rc || idgen_decompose(idgen_gen_layout(hs[i].gen), id, &parts) ||
         parts.worker != (uint64_t)st.worker) {
-      snprintf(why, sizeof why, "holder %d (worker %" PRId64 ") issued no ID of its own: %s",
-               i, st.worker, rc ? idgen_strerror(rc) : "wrong worker field");
+      snprintf(why, sizeof why,
+               "holder %d (worker %" PRId64 ") issued no ID of its own: %s", i, st.worker,
+               rc ? idgen_strerror(rc) : "wrong worker field");
       fail(r, why);
       break;
     }
@@ -374,7 +381,8 @@ static void run_fleet(result *r, const char *src, int n, int seconds) {
   idgen_lease_space space;
   if (idgen_lease_config_set(&cfg, c->endpoints_option, endpoints, err, sizeof err) ||
       idgen_lease_config_set(&cfg, "namespace", "fleet", err, sizeof err) ||
-      (n < 1024 && idgen_lease_config_set(&cfg, "worker-id-range", range, err, sizeof err)) ||
+      (n < 1024 &&
+       idgen_lease_config_set(&cfg, "worker-id-range", range, err, sizeof err)) ||
       idgen_layout_parse("snowflake", 9, 0, &layout, err, sizeof err) ||
       idgen_lease_space_of(&cfg, &layout, &space, err, sizeof err)) {
     fail(r, err);
@@ -401,7 +409,8 @@ static void run_fleet(result *r, const char *src, int n, int seconds) {
     claim_us[i] = mono_us() - last_start;
     if (rc) {
       char why[700];
-      snprintf(why, sizeof why, "claim %d of %d: %s: %s", i + 1, n, idgen_err_name(rc), err);
+      snprintf(why, sizeof why, "claim %d of %d: %s: %s", i + 1, n, idgen_err_name(rc),
+               err);
       fail(r, why);
       holder_close(&hs[i]);
       break;
@@ -501,7 +510,8 @@ stop:
   }
 }
 
-/* ---- The table --------------------------------------------------------------------------- */
+/* ---- The table
+ * --------------------------------------------------------------------------- */
 
 static void ms3(char *out, size_t len, int64_t us) {
   if (us < 0)
@@ -580,8 +590,7 @@ static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds
     fprintf(f, "\n");                                                                      \
   } while (0)
   ROW("holders that claimed a worker ID", count(cell, sizeof cell, r->holders));
-  ROW("claim (open + acquire), 1st / median / max, ms",
-      ms3(a, sizeof a, r->claim_first_us);
+  ROW("claim (open + acquire), 1st / median / max, ms", ms3(a, sizeof a, r->claim_first_us);
       ms3(b, sizeof b, r->claim_median_us);
       snprintf(cell, sizeof cell, "%s / %s / %.1f", a, b, (double)r->claim_max_us / 1000));
   char label[128], nth[32], next[32];
@@ -597,8 +606,9 @@ static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds
   ROW(label, snprintf(cell, sizeof cell, "%s in %.1f ms",
                       r->extra_rc ? idgen_err_name(r->extra_rc) : "GRANTED",
                       (double)r->extra_us / 1000));
-  ROW("keepalives/s (scheduled)", snprintf(cell, sizeof cell, "%.0f (%.0f)",
-                                           r->keepalives_per_s, r->keepalives_scheduled_per_s));
+  ROW("keepalives/s (scheduled)",
+      snprintf(cell, sizeof cell, "%.0f (%.0f)", r->keepalives_per_s,
+               r->keepalives_scheduled_per_s));
   ROW("HWM writes/s (scheduled)",
       snprintf(cell, sizeof cell, "%.0f (%.0f)", r->hwm_per_s, r->hwm_scheduled_per_s));
   ROW("HWM write p50 / p99 / max, ms", ms3(a, sizeof a, r->hwm_p50_us);
@@ -686,19 +696,22 @@ static int write_json(const char *path, const result *rs, size_t nr, int n, int 
   return fclose(f) ? -1 : 0;
 }
 
-/* ---- main ------------------------------------------------------------------------------ */
+/* ---- main ------------------------------------------------------------------------------
+ */
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: bench_fleet [--holders N] [--seconds S] [--coordinator NAME]... [--src DIR]"
-          "\n                   [--json FILE] [--md FILE]\n"
-          "N holders (default 1024, 2..1024) claim worker IDs from one process against each\n"
-          "coordinator (default all:");
+  fprintf(
+      out,
+      "usage: bench_fleet [--holders N] [--seconds S] [--coordinator NAME]... [--src DIR]"
+      "\n                   [--json FILE] [--md FILE]\n"
+      "N holders (default 1024, 2..1024) claim worker IDs from one process against each\n"
+      "coordinator (default all:");
   for (size_t i = 0; i < NCOORDINATORS; i++)
     fprintf(out, " %s", coordinators[i].name);
-  fprintf(out, "), started by SRC/scripts (default %s); one more\n"
-               "must be refused; then S seconds (default 20) all held. Prints a table;\n"
-               "--md FILE writes it too, --json FILE the figures.\n",
+  fprintf(out,
+          "), started by SRC/scripts (default %s); one more\n"
+          "must be refused; then S seconds (default 20) all held. Prints a table;\n"
+          "--md FILE writes it too, --json FILE the figures.\n",
           IDGEN_SOURCE_DIR);
 }
 
@@ -808,7 +821,8 @@ int main(int argc, char **argv) {
   }
   char cmdline[512] = "bench_fleet";
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--md") || !strcmp(argv[i], "--src")) {
+    if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--md") ||
+        !strcmp(argv[i], "--src")) {
       i++; /* where the results go is not part of what was measured */
       continue;
     }
