@@ -19,6 +19,10 @@
  * PID in DIR/m0.pid (scripts/cluster_common.bash), which gives its CPU (/proc/PID/stat)
  * and RSS (/proc/PID/status).
  *
+ * In the window it also reads, every 50 ms, how far each generator's clock is below its
+ * cap (the last HWM its keeper wrote): the least of these is the room the slowest HWM
+ * write left; below zero, a generator issuing all along would have waited at its cap.
+ *
  * HWM write and keepalive latencies are those of the keepers' own calls: the program is
  * linked with -Wl,--wrap=idgen_lease_write_hwm,--wrap=idgen_lease_keepalive
  * (bench/CMakeLists.txt), and the wrappers below time every call made in the window.
@@ -230,7 +234,9 @@ typedef struct result {
   int64_t hwm_p50_us, hwm_p99_us, hwm_max_us, ka_p50_us, ka_p99_us;
   double coord_cpu_fill_pct, coord_cpu_pct, self_cpu_pct;
   int64_t coord_rss_idle_kb, coord_rss_kb, coord_hwm_kb, self_rss_kb, self_threads;
-  int64_t release_ms; /* stopping all N (each releases its ID) */
+  int64_t release_ms;      /* stopping all N (each releases its ID) */
+  int64_t headroom_min_ms; /* the least cap - now seen in the window: below 0, a
+                              generator issuing all along would have waited at its cap */
 } result;
 
 static int64_t self_cpu_ms(void) {
@@ -303,6 +309,24 @@ static totals totals_of(holder *hs, int n) {
     t.lost += st.lease_lost;
   }
   return t;
+}
+
+/* Until end_us, every 50 ms: the least headroom any generator has below its cap (the
+ * last HWM its keeper wrote, ahead of the clock by --hwm-ahead when just written). */
+static int64_t watch_headroom(holder *hs, int n, int64_t end_us) {
+  int64_t least = INT64_MAX;
+  while (mono_us() < end_us) {
+    for (int i = 0; i < n; i++) {
+      idgen_keeper_stats st;
+      idgen_keeper_stats_get(hs[i].keeper, &st);
+      int64_t room = st.hwm_ms - idgen_gen_now_ns(hs[i].gen) / 1000000;
+      if (room < least)
+        least = room;
+    }
+    int64_t left_ms = (end_us - mono_us()) / 1000;
+    sleep_ms(left_ms < 50 ? (left_ms > 0 ? left_ms : 0) : 50);
+  }
+  return least;
 }
 
 /* The checks on a full fleet: distinct workers that are exactly the space, each
@@ -461,7 +485,7 @@ static void run_fleet(result *r, const char *src, int n, int seconds) {
     totals a = totals_of(hs, n);
     int64_t ccpu = cpu_ms_of(pid), scpu = self_cpu_ms(), tw = mono_us();
     atomic_store(&measuring, 1);
-    sleep_ms((int64_t)seconds * 1000);
+    r->headroom_min_ms = watch_headroom(hs, n, tw + (int64_t)seconds * 1000000);
     atomic_store(&measuring, 0);
     double s = (double)(mono_us() - tw) / 1e6;
     totals b = totals_of(hs, n);
@@ -614,6 +638,8 @@ static void print_table(FILE *f, const result *rs, size_t nr, int n, int seconds
   ROW("HWM write p50 / p99 / max, ms", ms3(a, sizeof a, r->hwm_p50_us);
       ms3(b, sizeof b, r->hwm_p99_us);
       snprintf(cell, sizeof cell, "%s / %s / %.1f", a, b, (double)r->hwm_max_us / 1000));
+  ROW("least headroom below a cap (ahead 3 s), ms",
+      snprintf(cell, sizeof cell, "%" PRId64, r->headroom_min_ms));
   ROW("keepalive p50 / p99, ms", ms3(a, sizeof a, r->ka_p50_us);
       ms3(b, sizeof b, r->ka_p99_us); snprintf(cell, sizeof cell, "%s / %s", a, b));
   ROW("failed keepalives + HWM writes / leases lost, in the window",
@@ -683,14 +709,14 @@ static int write_json(const char *path, const result *rs, size_t nr, int n, int 
             "\"coordinator_rss_idle_kb\": %" PRId64 ", \"coordinator_rss_kb\": %" PRId64
             ", \"coordinator_rss_peak_kb\": %" PRId64 ", \"holders_cpu_pct\": %.1f, "
             "\"holders_rss_kb\": %" PRId64 ", \"holders_threads\": %" PRId64
-            ", \"stop_all_s\": %.2f}",
+            ", \"stop_all_s\": %.2f, \"headroom_min_ms\": %" PRId64 "}",
             r->seconds, r->keepalives_per_s, r->keepalives_scheduled_per_s, r->hwm_per_s,
             r->hwm_scheduled_per_s, (double)r->hwm_p50_us / 1000,
             (double)r->hwm_p99_us / 1000, (double)r->hwm_max_us / 1000,
             (double)r->ka_p50_us / 1000, (double)r->ka_p99_us / 1000, r->failures, r->lost,
             r->coord_cpu_fill_pct, r->coord_cpu_pct, r->coord_rss_idle_kb, r->coord_rss_kb,
             r->coord_hwm_kb, r->self_cpu_pct, r->self_rss_kb, r->self_threads,
-            (double)r->release_ms / 1000);
+            (double)r->release_ms / 1000, r->headroom_min_ms);
   }
   fprintf(f, "\n]}\n");
   return fclose(f) ? -1 : 0;
