@@ -15,9 +15,11 @@ Runs, in this order (default: all):
   opaque  bench/opaque.sh: opaque IDs per ID (bench_opaque) and over HTTP
   pg      bench/pg.sh: the PostgreSQL extension against nextval(), gen_random_uuid()
           (needs the extension installed: make pg-install)
+  fleet   build/bench_fleet: 1,024 lease holders against each coordinator (minutes);
+          its table goes to the end of docs/leases.md
   btree-summary  (not in the default list) copy docs/btree.md's summary, without a run
-Writes bench/results/* and rewrites the results sections of docs/benchmarks.md and
-docs/btree.md (unless --no-docs).
+Writes bench/results/* and rewrites the results sections of docs/benchmarks.md,
+docs/btree.md and docs/leases.md (unless --no-docs).
   --build DIR   the build dir (default: build)
   --idgen PATH  the idgen binary for ticket, server and opaque (default: BUILD/idgen)
   --seconds S   per-measurement length for ticket, server and opaque (default 5)
@@ -40,11 +42,11 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --idgen) idgen=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    gen|uuid|btree|btree-summary|ticket|server|opaque|pg) names+=("$1"); shift ;;
+    gen|uuid|btree|btree-summary|ticket|server|opaque|pg|fleet) names+=("$1"); shift ;;
     *) echo "scripts/bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server opaque pg)
+[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server opaque pg fleet)
 build_dir=$(cd "$build_dir" && pwd)
 results="$src_dir/bench/results"
 doc="$src_dir/docs/benchmarks.md"
@@ -132,6 +134,10 @@ for name in "${names[@]}"; do
       [[ -n "$idgen" ]] && args+=(--idgen "$idgen")
       [[ $docs -eq 1 ]] && args+=(--docs)
       "$src_dir/bench/$name.sh" "${args[@]}"
+      ;;
+    fleet)
+      "$build_dir/bench_fleet" --json "$results/fleet.json" --md "$results/fleet.md"
+      doc="$src_dir/docs/leases.md" section fleet-results "$results/fleet.md"
       ;;
     pg)
       args=(--seconds "$seconds")

@@ -84,7 +84,7 @@ done
 
 # ---- tests: what each needs built, and how it runs ------------------------------------
 # test_X: the unit test binary; integration_X: tests/integration/X.sh on the binary and
-# the test tools; integration_X:PART: only part PART of it (tests/integration/parts.bash);
+# the test tools (integration_bench_X: and the benchmark bench_X); integration_X:PART: only part PART of it (tests/integration/parts.bash);
 # chaos:X: scenario X of the fault campaign, one phase second; pg_X: tests/pg/X.sh on
 # the extension built from the tree (pg-extension: pg/idgen.so, by PGXS, against the
 # scratch build's static libraries).
@@ -93,6 +93,7 @@ for t in tests/tools/*.c; do TOOLS+=("$(basename "$t" .c)"); done
 targets_of() { # killer
   case "$1" in
     test_*) echo "$1" ;;
+    integration_bench_*) echo "idgen ${TOOLS[*]} bench_${1#integration_bench_}" ;; # bench smoke
     integration_*) echo "idgen ${TOOLS[*]}" ;;
     chaos:*) echo "idgen chaos_client chaos_delay" ;;
     pg_*) echo "idgen pg-extension" ;;
