@@ -69,6 +69,7 @@ struct idgen__segment_backend {
  *   etcd      URL[,URL...] (http://127.0.0.1:2379)
  *   mariadb   servers=HOST:PORT[,HOST:PORT...] [database=test] [user=root]
  *             [password=...] [table=tickets64]
+ *   redis     redis://[user:pass@]HOST:PORT[/db] (the primary)
  * timeout_ms bounds each request (0: 5000). IDGEN_EINVAL with one line in err for an
  * unknown kind or a bad DSN. */
 int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
@@ -78,7 +79,7 @@ static inline void idgen__segment_backend_free(idgen__segment_backend *b) {
   if (b)
     b->vtable->free(b);
 }
-/* "file, postgres, etcd, mariadb": for usage lines. */
+/* "file, postgres, etcd, mariadb, redis": for usage lines. */
 const char *idgen__segment_backend_kinds(void);
 
 /* 0 if name is a valid generator name, else IDGEN_EINVAL. */
@@ -111,6 +112,8 @@ int idgen__segment_file_start(idgen__segment_backend *b, const char *ns, const c
                               int may_make);
 int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
                                int64_t timeout_ms, char *err, size_t errlen);
+int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
+                             int64_t timeout_ms, char *err, size_t errlen);
 
 /* ---- The generator ----------------------------------------------------------------- */
 
