@@ -70,7 +70,8 @@ static const char claim_lua[] =
 
 /* KEYS 1 worker key. ARGV 1 token, 2 ttl_ms. 1 renewed, 0 not ours (gone or another's). */
 static const char renew_lua[] =
-    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
+    "local held = redis.call('GET', KEYS[1])\n"
+    "if held ~= ARGV[1] then return 0 end\n"
     "return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n";
 
 /* KEYS 1 worker key, 2 HWM hash. ARGV 1 token, 2 fence, 3 hwm, 4 run_id, 5 record.
