@@ -7,6 +7,7 @@
  * appendfsync is always, and a restart without AOF, or a failover to a lagging replica,
  * loses both key and registry: docs/segment.md says what then repeats. */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,22 @@ static const char fetch_lua[] =
 typedef struct redis_backend {
   idgen__segment_backend base;
   idgen__redis r;
+  pthread_mutex_t mu; /* guards warning: the fetcher writes it, the server reads it */
+  char warning[IDGEN__REDIS_WHY_MAX];
 } redis_backend;
+
+static void keep_warning(redis_backend *e) {
+  pthread_mutex_lock(&e->mu);
+  snprintf(e->warning, sizeof e->warning, "%s", e->r.warning);
+  pthread_mutex_unlock(&e->mu);
+}
+
+static void redis_warning(idgen__segment_backend *b, char *out, size_t outlen) {
+  redis_backend *e = (redis_backend *)b;
+  pthread_mutex_lock(&e->mu);
+  snprintf(out, outlen, "%s", e->warning);
+  pthread_mutex_unlock(&e->mu);
+}
 
 static void key_of(const char *name, char *out, size_t outlen) {
   snprintf(out, outlen, "idgen:default:segment:%s", name);
@@ -59,6 +75,7 @@ static redisReply *eval(redis_backend *e, const char *script, const char *name,
   key_of(name, key, sizeof key);
   const char *argv[] = {"EVAL", script, "2", key, REGISTRY, name, step, extra};
   redisReply *rep = idgen__redis_argv(&e->r, extra ? 8 : 7, argv, rc);
+  keep_warning(e);
   if (!rep) {
     *rc = idgen__segment_why(&e->base, *rc == IDGEN_EINVAL ? IDGEN_EPROTO : IDGEN_EUNAVAIL,
                              "%s", e->r.why);
@@ -147,11 +164,12 @@ static int redis_fetch(idgen__segment_backend *b, const char *name, uint64_t ste
 static void redis_free(idgen__segment_backend *b) {
   redis_backend *e = (redis_backend *)b;
   idgen__redis_close(&e->r, 0);
+  pthread_mutex_destroy(&e->mu);
   free(e);
 }
 
 static const idgen__segment_backend_class redis_class = {"redis", redis_init, redis_fetch,
-                                                         redis_free};
+                                                         redis_free, redis_warning};
 
 int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
                              int64_t timeout_ms, char *err, size_t errlen) {
@@ -165,6 +183,7 @@ int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
   if (!e)
     return IDGEN_ENOMEM;
   e->base.vtable = &redis_class;
+  pthread_mutex_init(&e->mu, NULL);
   idgen__redis_init(&e->r, &url, timeout_ms);
   *out = &e->base;
   return 0;

@@ -55,6 +55,10 @@ typedef struct idgen__segment_backend_class {
   int (*fetch)(idgen__segment_backend *b, const char *name, uint64_t step, uint64_t floor,
                idgen__segment_block *out);
   void (*free)(idgen__segment_backend *b);
+  /* Copies into out what the backend's server can lose ("" none), as the last connect
+   * found it: redis (AOF off, appendfsync not always). Thread-safe (the server's main
+   * thread reads it while the fetcher connects). NULL: the backend has none. */
+  void (*warning)(idgen__segment_backend *b, char *out, size_t outlen);
 } idgen__segment_backend_class;
 
 struct idgen__segment_backend {
