@@ -994,7 +994,9 @@ scn_redis() {
 
 # Redis without persistence, killed and restarted empty under r0's load; r1 starts at
 # once and claims r0's worker ID, whose history is gone: it must wait TTL + ahead, by
-# which time r0 has stopped. The negative control (forge 1) is the same with that wait
+# which time r0 has stopped. r0 writes its HWM every 3 s (ahead 6 s), so it notices the
+# loss only at its next renewal or HWM write, seconds after r1's claim; its first claim
+# finds a history seeded under the run_id of the time (no wait at start). The negative control (forge 1) is the same with that wait
 # removed: the history is forged after the restart (a HWM of 1 under the new run_id, what
 # a provider that trusted it would act on), so r1 issues at once beside r0.
 scn_redis_volatile() {
@@ -1005,7 +1007,10 @@ scn_redis_volatile() {
   begin "$name" "Redis without persistence killed and restarted under load; a new replica claims the same worker$what"
   [[ $forge -eq 1 ]] && EXPECT=duplicates
   redis_up "$SD/redis" --aof off || { finish; return; }
-  start_replica 0 "$(redis_args wait) --lease-ttl 10"
+  local slow="--lease-ttl 10 --hwm-interval 3000 --hwm-ahead 6000"
+  run=$("$SRC/scripts/redis-server.sh" cli "$SD/redis" INFO server | sed -n 's/^run_id:\([0-9a-f]*\).*/\1/p')
+  "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 run_id "$run" >/dev/null
+  start_replica 0 "$(redis_args wait) $slow"
   wait_ready 0 || note "r0 not ready"
   start_clients 0
   sleep "$PHASE"
@@ -1015,7 +1020,7 @@ scn_redis_volatile() {
     run=$("$SRC/scripts/redis-server.sh" cli "$SD/redis" INFO server | sed -n 's/^run_id:\([0-9a-f]*\).*/\1/p')
     "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 run_id "$run" >/dev/null
   fi
-  start_replica 1 "$(redis_args wait) --lease-ttl 10"
+  start_replica 1 "$(redis_args wait) $slow"
   if wait_ready 1 30; then note "r1 took worker $(worker_of 1)"; start_clients 1; else note "r1 not ready"; fi
   HEAL_MS=$(now_ms)
   sleep "$PHASE"
