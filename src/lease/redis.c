@@ -36,8 +36,10 @@ static const char claim_lua[] =
     "tonumber(ARGV[10])\n"
     "local function alias(w)\n"
     "  if mode == 1 then return base, string.format('%d', dc * 2^low + w) end\n"
-    "  if mode == 2 then return base .. 'dc:' .. string.format('%d', math.floor(w / 2^low)) "
-    ".. ':', string.format('%d', w % 2^low) end\n"
+    "  if mode == 2 then\n"
+    "    local high = string.format('%d', math.floor(w / 2^low))\n"
+    "    return base .. 'dc:' .. high .. ':', string.format('%d', w % 2^low)\n"
+    "  end\n"
     "  return nil, nil\n"
     "end\n"
     "local function hwm_of(h)\n"
@@ -51,7 +53,9 @@ static const char claim_lua[] =
     "  local n = string.format('%d', w)\n"
     "  local wk, hk = p .. 'worker:' .. n, p .. 'hwm:' .. n\n"
     "  local ap, an = alias(w)\n"
-    "  if redis.call('EXISTS', wk) == 0 and (not ap or redis.call('EXISTS', ap .. 'worker:' .. an) == 0) then\n"
+    "  local free = redis.call('EXISTS', wk) == 0\n"
+    "  if free and ap then free = redis.call('EXISTS', ap .. 'worker:' .. an) == 0 end\n"
+    "  if free then\n"
     "    local h = hwm_of(hk)\n"
     "    local oh = -1\n"
     "    if ap then oh = hwm_of(ap .. 'hwm:' .. an) end\n"
@@ -62,17 +66,17 @@ static const char claim_lua[] =
     "      local fence = redis.call('HINCRBY', hk, 'fence', 1)\n"
     "      local run = redis.call('HGET', hk, 'run_id') or ''\n"
     "      redis.call('HSET', hk, 'record', rec)\n"
-    "      return {w, fence, string.format('%d', h), string.format('%d', oh), run, skipped}\n"
+    "      local hs, ohs = string.format('%d', h), string.format('%d', oh)\n"
+    "      return {w, fence, hs, ohs, run, skipped}\n"
     "    end\n"
     "  end\n"
     "end\n"
     "return {-1, skipped}\n";
 
 /* KEYS 1 worker key. ARGV 1 token, 2 ttl_ms. 1 renewed, 0 not ours (gone or another's). */
-static const char renew_lua[] =
-    "local held = redis.call('GET', KEYS[1])\n"
-    "if held ~= ARGV[1] then return 0 end\n"
-    "return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n";
+static const char renew_lua[] = "local held = redis.call('GET', KEYS[1])\n"
+                                "if held ~= ARGV[1] then return 0 end\n"
+                                "return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n";
 
 /* KEYS 1 worker key, 2 HWM hash. ARGV 1 token, 2 fence, 3 hwm, 4 run_id, 5 record.
  * {1, hwm stored} written (never lowered: the stored one may be higher), {0} the worker
@@ -214,17 +218,18 @@ static int fenced_write(redis_lease *e, int64_t hwm_ms, int64_t *written) {
   int rc = record_text(e, hwm_ms, value, sizeof value);
   if (rc)
     return rc;
-  const char *argv[] = {"EVAL", hwm_lua, "2", wkey, hkey, e->token, e->fence, hwm,
-                        e->r.info.run_id, value};
+  const char *argv[] = {"EVAL", hwm_lua,          "2",  wkey, hkey, e->token, e->fence,
+                        hwm,    e->r.info.run_id, value};
   redisReply *rep = eval(e, "HWM script", 10, argv, &rc);
   if (!rep)
     return rc;
-  int64_t outcome = rep->type == REDIS_REPLY_ARRAY && rep->elements ? int_of(rep->element[0]) : -9;
+  int64_t outcome =
+      rep->type == REDIS_REPLY_ARRAY && rep->elements ? int_of(rep->element[0]) : -9;
   int64_t stored = outcome == 1 && rep->elements == 2 ? int_of(rep->element[1]) : 0;
   freeReplyObject(rep);
   if (outcome == 0)
-    return idgen__why(&e->base, IDGEN_ELEASE, "redis: %s is no longer ours: HWM not written",
-                      wkey);
+    return idgen__why(&e->base, IDGEN_ELEASE,
+                      "redis: %s is no longer ours: HWM not written", wkey);
   if (outcome == -1)
     return idgen__why(&e->base, IDGEN_ELEASE,
                       "redis: %s was claimed again (fence moved past %s): HWM not written",
@@ -333,8 +338,7 @@ static int redis_acquire(idgen_lease *l, idgen_lease_grant *out) {
     return idgen__why(l, IDGEN_EUNAVAIL, "getrandom failed");
   for (size_t i = 0; i < sizeof raw; i++)
     snprintf(e->token + 2 * i, 3, "%02x", raw[i]);
-  char prefix[128], base[128], lo[24], hi[24], ttl[24], mode[4], low[8], dc[24],
-      value[512];
+  char prefix[128], base[128], lo[24], hi[24], ttl[24], mode[4], low[8], dc[24], value[512];
   prefix_of(e, e->space.datacenter, prefix, sizeof prefix);
   int amode = e->space.low_bits == 0 ? 0 : e->space.datacenter >= 0 ? 1 : 2;
   prefix_of(e, -1, base, sizeof base);
@@ -346,8 +350,8 @@ static int redis_acquire(idgen_lease *l, idgen_lease_grant *out) {
   snprintf(dc, sizeof dc, "%lld", (long long)e->space.datacenter);
   if ((rc = record_text(e, 0, value, sizeof value)))
     return rc;
-  const char *argv[] = {"EVAL", claim_lua, "0", prefix, lo,   hi,  e->token,
-                        ttl,    value,     mode, base,  low, dc};
+  const char *argv[] = {"EVAL", claim_lua, "0",  prefix, lo,  hi, e->token,
+                        ttl,    value,     mode, base,   low, dc};
   redisReply *rep = eval(e, "claim script", 13, argv, &rc);
   if (!rep)
     return rc;
@@ -372,7 +376,8 @@ static int redis_acquire(idgen_lease *l, idgen_lease_grant *out) {
   snprintf(e->fence, sizeof e->fence, "%lld", (long long)int_of(rep->element[1]));
   int64_t hwm = int_of(rep->element[2]), ohwm = int_of(rep->element[3]);
   char run_id[48];
-  snprintf(run_id, sizeof run_id, "%s", rep->element[4]->type == REDIS_REPLY_STRING ? rep->element[4]->str : "");
+  snprintf(run_id, sizeof run_id, "%s",
+           rep->element[4]->type == REDIS_REPLY_STRING ? rep->element[4]->str : "");
   uint32_t skipped = (uint32_t)int_of(rep->element[5]);
   freeReplyObject(rep);
   e->worker = (uint64_t)w;
@@ -604,9 +609,9 @@ static void redis_free(idgen_lease *l) {
   free(e);
 }
 
-static const idgen_lease_class redis_class = {"redis",         redis_acquire, redis_keepalive,
-                                              redis_write_hwm, redis_release, redis_holders,
-                                              redis_describe,  redis_free};
+static const idgen_lease_class redis_class = {
+    "redis",       redis_acquire, redis_keepalive, redis_write_hwm,
+    redis_release, redis_holders, redis_describe,  redis_free};
 
 static int redis_open(idgen_lease **out, const idgen_lease_config *c,
                       const idgen_lease_space *space, int readonly, char *err,

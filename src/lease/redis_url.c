@@ -72,4 +72,3 @@ int idgen__redis_url_parse(const char *text, idgen__redis_url *out, char *err,
   *out = u;
   return 0;
 }
-

@@ -78,7 +78,8 @@ static int check_info(idgen__redis *r) {
     return fail(r, IDGEN_EUNAVAIL, "%s: INFO: %.200s", r->c->errstr);
   if (rep->type != REDIS_REPLY_STRING) {
     char msg[160];
-    snprintf(msg, sizeof msg, "%.150s", rep->type == REDIS_REPLY_ERROR ? rep->str : "not text");
+    snprintf(msg, sizeof msg, "%.150s",
+             rep->type == REDIS_REPLY_ERROR ? rep->str : "not text");
     freeReplyObject(rep);
     r->refused = 1;
     return fail(r, IDGEN_EINVAL, "%s: INFO refused (%s): not a Redis server idgen can use",
@@ -125,10 +126,11 @@ static int check_info(idgen__redis *r) {
     r->info.fsync_always = !strcmp(rep->element[1]->str, "always");
   freeReplyObject(rep);
   if (!r->info.aof_enabled)
-    snprintf(r->warning, sizeof r->warning,
-             "%s has AOF off: a restart loses the keys written since its last snapshot "
-             "(claims then wait TTL + --hwm-ahead; segment numbers past the snapshot repeat)",
-             idgen__redis_where(r));
+    snprintf(
+        r->warning, sizeof r->warning,
+        "%s has AOF off: a restart loses the keys written since its last snapshot "
+        "(claims then wait TTL + --hwm-ahead; segment numbers past the snapshot repeat)",
+        idgen__redis_where(r));
   else if (r->info.fsync_always != 1)
     snprintf(r->warning, sizeof r->warning,
              "%s has appendfsync %s, not always: a host crash loses up to 1 s of writes "
@@ -143,7 +145,8 @@ int idgen__redis_connect(idgen__redis *r) {
   if (r->c)
     return 0;
   r->refused = 0;
-  struct timeval tv = {(time_t)(r->timeout_ms / 1000), (suseconds_t)(r->timeout_ms % 1000) * 1000};
+  struct timeval tv = {(time_t)(r->timeout_ms / 1000),
+                       (suseconds_t)(r->timeout_ms % 1000) * 1000};
   redisContext *c = redisConnectWithTimeout(r->url.host, r->url.port, tv);
   if (!c)
     return fail(r, IDGEN_ENOMEM, "%s: %.200s", "out of memory");
@@ -157,7 +160,8 @@ int idgen__redis_connect(idgen__redis *r) {
   int rc = 0;
   if (r->url.pass[0]) {
     const char *argv[] = {"AUTH", r->url.user, r->url.pass};
-    redisReply *rep = r->url.user[0] ? raw(r, 3, argv) : raw(r, 2, (const char *[]){"AUTH", r->url.pass});
+    redisReply *rep =
+        r->url.user[0] ? raw(r, 3, argv) : raw(r, 2, (const char *[]){"AUTH", r->url.pass});
     if (!rep)
       rc = fail(r, IDGEN_EUNAVAIL, "%s: AUTH: %.200s", c->errstr);
     else if (rep->type == REDIS_REPLY_ERROR)

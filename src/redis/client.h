@@ -1,5 +1,6 @@
 /* redis/client.h: the Redis client the lease provider and the segment backend share
- * (libidgen-redis, on Debian's hiredis): the URL, one connection with AUTH and SELECT,
+ * (libidgen-redis, on Debian's hiredis; internal, nothing exported): the URL, one
+ * connection with AUTH and SELECT,
  * and the start checks on INFO (a replica and idgen's own RESP port are refused; a
  * server that can lose acknowledged writes on restart is named in a warning). */
 #ifndef IDGEN_REDIS_CLIENT_H
@@ -18,11 +19,11 @@ struct redisReply;
 
 /* What INFO told at the last (re)connect. */
 typedef struct idgen__redis_info {
-  int aof_enabled;         /* aof_enabled:1 */
-  int fsync_always;        /* CONFIG GET appendfsync is "always"; -1: not readable */
-  int64_t replicas;        /* connected_slaves */
-  char run_id[48];         /* changes on every start of the server */
-  char version[32];        /* redis_version */
+  int aof_enabled;  /* aof_enabled:1 */
+  int fsync_always; /* CONFIG GET appendfsync is "always"; -1: not readable */
+  int64_t replicas; /* connected_slaves */
+  char run_id[48];  /* changes on every start of the server */
+  char version[32]; /* redis_version */
 } idgen__redis_info;
 
 typedef struct idgen__redis {
@@ -39,27 +40,24 @@ typedef struct idgen__redis {
 } idgen__redis;
 
 /* Sets up r for url (not connecting). */
-IDGEN__EXPORT void idgen__redis_init(idgen__redis *r, const idgen__redis_url *url,
-                                     int64_t timeout_ms);
+void idgen__redis_init(idgen__redis *r, const idgen__redis_url *url, int64_t timeout_ms);
 /* Connects (if not connected): TCP, AUTH, SELECT, then the checks on INFO. 0;
  * IDGEN_EUNAVAIL (cannot reach, or AUTH/SELECT failed; why says which); IDGEN_EINVAL
  * with refused set when the address is a replica or idgen's own RESP port, or answers
  * INFO as no Redis does. */
-IDGEN__EXPORT int idgen__redis_connect(idgen__redis *r);
+int idgen__redis_connect(idgen__redis *r);
 /* Runs one command (argv form, binary-safe), connecting first if needed. The reply is
  * the caller's (freeReplyObject); a reply of type error comes back as a reply, and a
  * transport failure as NULL with *rc = IDGEN_EUNAVAIL and why set (the connection is
  * dropped: the next command connects again and re-checks INFO). */
-IDGEN__EXPORT struct redisReply *idgen__redis_argv(idgen__redis *r, int argc,
-                                                   const char **argv, int *rc);
+struct redisReply *idgen__redis_argv(idgen__redis *r, int argc, const char **argv, int *rc);
 /* Closes the connection (a forked child passes only_drop 1: the socket is its parent's,
  * so it is not closed, only forgotten). */
-IDGEN__EXPORT void idgen__redis_close(idgen__redis *r, int only_drop);
+void idgen__redis_close(idgen__redis *r, int only_drop);
 /* "127.0.0.1:6379/0": where r talks to, for messages (no password). */
-IDGEN__EXPORT const char *idgen__redis_where(const idgen__redis *r);
+const char *idgen__redis_where(const idgen__redis *r);
 
 /* Parses "field:value" out of an INFO text into out (""; -1 when missing). */
-IDGEN__EXPORT int idgen__redis_info_field(const char *info, const char *field, char *out,
-                                          size_t outlen);
+int idgen__redis_info_field(const char *info, const char *field, char *out, size_t outlen);
 
 #endif

@@ -127,8 +127,9 @@ static int redis_fetch(idgen__segment_backend *b, const char *name, uint64_t ste
       rep->element[0]->type == REDIS_REPLY_INTEGER)
     outcome = rep->element[0]->integer;
   if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2)
-    v = rep->element[1]->type == REDIS_REPLY_INTEGER ? rep->element[1]->integer
-                                                     : strtoll(rep->element[1]->str, NULL, 10);
+    v = rep->element[1]->type == REDIS_REPLY_INTEGER
+            ? rep->element[1]->integer
+            : strtoll(rep->element[1]->str, NULL, 10);
   freeReplyObject(rep);
   const char *where = idgen__redis_where(&e->r);
   switch (outcome) {
@@ -138,10 +139,11 @@ static int redis_fetch(idgen__segment_backend *b, const char *name, uint64_t ste
     *out = (idgen__segment_block){(uint64_t)v, step, 1};
     return 0;
   case -1:
-    return idgen__segment_why(b, -ENOENT,
-                              "%s: no key idgen:default:segment:%s: run 'idgen segment init "
-                              "--backend redis' first",
-                              where, name);
+    return idgen__segment_why(
+        b, -ENOENT,
+        "%s: no key idgen:default:segment:%s: run 'idgen segment init "
+        "--backend redis' first",
+        where, name);
   case -2:
     return idgen__segment_why(b, IDGEN_EPROTO,
                               "%s: key idgen:default:segment:%s is gone but " REGISTRY
@@ -149,14 +151,15 @@ static int redis_fetch(idgen__segment_backend *b, const char *name, uint64_t ste
                               "an eviction or a DEL): refused, its numbers would repeat",
                               where, name);
   case -3:
-    return idgen__segment_why(b, IDGEN_ERANGE,
-                              "%s: key idgen:default:segment:%s is at %lld: a block of %" PRIu64
-                              " would pass 2^63 - 1",
-                              where, name, v, step);
+    return idgen__segment_why(
+        b, IDGEN_ERANGE,
+        "%s: key idgen:default:segment:%s is at %lld: a block of %" PRIu64
+        " would pass 2^63 - 1",
+        where, name, v, step);
   case -4:
     return idgen__segment_why(b, IDGEN_EPROTO,
-                              "%s: key idgen:default:segment:%s is not a segment max", where,
-                              name);
+                              "%s: key idgen:default:segment:%s is not a segment max",
+                              where, name);
   }
   return idgen__segment_why(b, IDGEN_EPROTO, "redis fetch script: unexpected reply");
 }
