@@ -9,7 +9,9 @@ usage() {
 usage: bench/ticket.sh [options]
 In one run on 127.0.0.1, one ID per round trip unless said otherwise:
   PostgreSQL 15 SELECT nextval() (pgbench -M prepared, 1 and 8 clients),
-  Redis INCR (redis-benchmark, 50 clients, pipelines 1 and 16),
+  Redis INCR (redis-benchmark, 50 clients, pipelines 1 and 16), and beside it idgen's
+  segment generator on that same Redis (backend redis: one INCRBY script per block;
+  RESP ID rorders, the same settings),
   the Flickr ticket server on MariaDB (REPLACE INTO Tickets64 ...; SELECT LAST_INSERT_ID();
   MyISAM as Flickr published it, 1 and 8 clients; two servers with auto_increment_increment=2
   and offsets 1 and 2, clients alternating; InnoDB, durable, 8 clients),
@@ -153,6 +155,37 @@ for p in 1 16; do
     "redis-benchmark -p PORT -c 50 -P $p INCR ticket" 1000000
 done
 
+# --- idgen's segment generator on the same Redis (backend redis: a script with INCRBY per
+# block), beside INCR per ID: a second idgen serve (the first one is done) -------------
+kill "$idgen_pid" 2>/dev/null || true
+wait "$idgen_pid" 2>/dev/null || true
+redis_dsn="redis://127.0.0.1:$redis_port"
+"$idgen" segment init --backend redis --dsn "$redis_dsn" rorders >/dev/null ||
+  bl_die "idgen segment init --backend redis failed"
+cat >"$bl_tmp/generators-redis.yaml" <<EOF
+generators:
+  rorders: {kind: segment, backend: redis, dsn: "$redis_dsn"}
+EOF
+bl_start_idgen "$idgen" --config "$bl_tmp/generators-redis.yaml"
+url="http://127.0.0.1:$idgen_http"
+rsegment_counts() {
+  curl -s "$url/metrics" | awk '
+    /^idgen_segment_blocks_fetched_total\{generator="rorders"\}/ { b = $2 }
+    /^idgen_generator_ids_issued_total\{generator="rorders"\}/ { n = $2 }
+    END { print b + 0, n + 0 }'
+}
+wrk -t1 -c8 -d2s "$url/v1/ids?count=4096&name=rorders" >/dev/null # warm-up: the step grows
+for p in 1 16; do
+  before=$(rsegment_counts)
+  r=$(redis_run "$idgen_resp" "$p" ID rorders)
+  after=$(rsegment_counts)
+  calls=$((${after% *} - ${before% *})) issued=$((${after#* } - ${before#* }))
+  bl_row "segment_redis_p$p" "idgen segment (backend redis) RESP ID rorders" 50 "$p" 1 \
+    "$(bl_kv "$r" rps)" "$(bl_kv "$r" p50_us)" "$(bl_kv "$r" p99_us)" "" \
+    "redis-benchmark -p PORT -c 50 -P $p ID rorders" \
+    "$(awk -v c="$calls" -v n="$issued" 'BEGIN { printf "%.1f", n ? c * 1e6 / n : 0 }')"
+done
+
 # --- PostgreSQL nextval --------------------------------------------------------------------
 echo "SELECT nextval('ticket');" >"$bl_tmp/nextval.sql"
 for c in 1 8; do
@@ -244,6 +277,12 @@ pg_version=$(psql -h 127.0.0.1 -p "$pg_port" -U postgres -Atc "SHOW server_versi
   bl_table
   echo
   bl_targets
+  echo
+  awk -F'\t' '{ ids[$1] = $6 } END { for (p = 1; p <= 16; p += 15) {
+      a = ids["segment_redis_p" p]; b = ids["redis_incr_p" p]
+      if (a > 0 && b > 0) printf "Segment generator on Redis (backend redis, a block per script) ÷ Redis INCR (a call per ID), 50 clients, pipeline %d: %.2f×.\n", p, a / b } }' \
+    "$bl_tmp/rows.tsv"
+  echo "(The bench's Redis runs without persistence; idgen warns so, and such a Redis can repeat numbers after a restart: docs/segment.md.)"
   echo
   echo "p50/p99 are per request (a batch request carries all its IDs). wrk and"
   echo "redis-benchmark are closed-loop: each connection sends its next request when the last"

@@ -1,7 +1,7 @@
 /* idgen.h: the public API of libidgen, and only libidgen's: each part has its own header
  * under idgen/. The add-on libraries' headers are included on their own, next to the
- * library they need: idgen/opaque.h (libidgen-opaque, libcrypto) and idgen/etcd.h
- * (libidgen-etcd, libcurl, jansson). */
+ * library they need: idgen/opaque.h (libidgen-opaque, libcrypto), idgen/etcd.h
+ * (libidgen-etcd, libcurl, jansson) and idgen/redis.h (libidgen-redis, hiredis). */
 #ifndef IDGEN_H
 #define IDGEN_H
 

@@ -22,6 +22,8 @@ typedef enum idgen_lease_kind {
   IDGEN_LEASE_STATIC = 1, /* --worker-id N: NO FENCE, the operator keeps IDs unique */
   IDGEN_LEASE_K8S = 2,    /* StatefulSet ordinal + offset: unique within one set */
   IDGEN_LEASE_ETCD = 3,   /* etcd v3 leases through its JSON gateway */
+  IDGEN_LEASE_REDIS = 5,  /* Redis keys with PX expiry and Lua scripts: NOT a consensus
+                             store, see docs/leases.md (libidgen-redis, idgen/redis.h) */
 } idgen_lease_kind;
 
 #define IDGEN_LEASE_PATH_MAX 512
@@ -63,6 +65,10 @@ typedef struct idgen_lease_config {
   int64_t k8s_replicas;              /* --k8s-replicas N, IDGEN_K8S_REPLICAS (k8s): ordinals
                                         are below N (refused otherwise), so a generator at
                                         offset o takes o .. o + N - 1; 0 unset (no bound) */
+  char redis_url[IDGEN_LEASE_PATH_MAX]; /* --redis URL, IDGEN_REDIS (redis):
+                                          redis://[user:pass@]HOST:PORT[/db] */
+  int64_t redis_min_replicas;           /* --redis-min-replicas N: each HWM write waits
+                                          (WAIT) for N replicas; 0: no wait */
   /* The providers of other libraries this program links, NULL-terminated (NULL: none):
    * idgen_lease_open takes the one of config->kind from them, libidgen's own (file,
    * static, k8s) being always there. etcd: {&idgen_lease_etcd, NULL} (idgen/etcd.h). */
@@ -95,7 +101,7 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
 /* Reads every option's environment variable (IDGEN_LEASE, IDGEN_STATE_DIR,
  * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD,
  * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
- * IDGEN_REGION, IDGEN_K8S_REPLICAS). Call before the flags, so that flags win. IDGEN_EINVAL
+ * IDGEN_REGION, IDGEN_K8S_REPLICAS, IDGEN_REDIS). Call before the flags, so that flags win. IDGEN_EINVAL
  * with a reason naming the variable. */
 IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
 

@@ -14,6 +14,7 @@
 
 #include "core/core_internal.h"
 #include "lease/lease_internal.h"
+#include "redis/url.h"
 
 void idgen_lease_config_init(idgen_lease_config *c) {
   memset(c, 0, sizeof *c);
@@ -35,7 +36,7 @@ void idgen_lease_config_init(idgen_lease_config *c) {
 /* A kind libidgen knows: its name, the checks of its options, and its constructor when
  * libidgen has it. etcd's options are parsed and checked here, whether or not the
  * provider is linked; its constructor comes from libidgen-etcd, through
- * config->providers (idgen_lease_etcd). ZooKeeper and Redis are rows to come. */
+ * config->providers (idgen_lease_etcd); Redis's likewise (idgen_lease_redis). */
 typedef struct kind_row {
   idgen_lease_provider provider; /* kind, name; .open NULL: in another library */
   int (*check)(const idgen_lease_config *c, const idgen_lease_space *space, char *err,
@@ -61,7 +62,8 @@ int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out) {
 
 static const idgen_lease_option options[] = {
     {"lease", "IDGEN_LEASE", 1, "KIND",
-     "worker-ID provider: file (one host, default), etcd (fleet), k8s (StatefulSet "
+     "worker-ID provider: file (one host, default), etcd (fleet), redis (fleet, not "
+     "consensus), k8s (StatefulSet "
      "ordinal), static (--worker-id; NO FENCE: two processes with one ID collide)"},
     {"state-dir", "IDGEN_STATE_DIR", 1, "DIR",
      "where lock files and local HWM files live (file, static, k8s)"},
@@ -76,18 +78,23 @@ static const idgen_lease_option options[] = {
      "snowflake generators in one namespace"},
     {"etcd", "IDGEN_ETCD", 1, "URLS",
      "etcd: endpoints, comma-separated (http://host:port)"},
+    {"redis", "IDGEN_REDIS", 1, "URL",
+     "redis: the primary, redis://[user:pass@]HOST:PORT[/db] (not a consensus store: "
+     "see docs/leases.md)"},
+    {"redis-min-replicas", NULL, 1, "N",
+     "redis: each HWM write waits (WAIT) until N replicas have it (default 0)"},
     {"namespace", "IDGEN_NAMESPACE", 1, "NAME",
      "worker IDs are unique per namespace: etcd keys live under /idgen/NAME/; file, "
      "static and k8s claim each ID host-wide in it (default \"default\")"},
     {"lease-ttl", "IDGEN_LEASE_TTL", 1, "SECONDS",
-     "etcd: lease TTL (default 10, at least 2)"},
+     "etcd, redis: lease TTL (default 10, at least 2)"},
     {"lease-margin", NULL, 1, "MS",
      "stop issuing this long before the lease would expire (default min(2000, TTL/3))"},
     {"hwm-ahead", NULL, 1, "MS", "cap = now + this, persisted before use (default 3000)"},
     {"hwm-interval", NULL, 1, "MS", "how often the HWM is written (default 1000)"},
     {"hwm-wait-max", NULL, 1, "MS",
      "refuse to start when the HWM is further ahead than this (default 30000)"},
-    {"etcd-timeout", NULL, 1, "MS", "etcd: per-request timeout (default 5000)"},
+    {"etcd-timeout", NULL, 1, "MS", "etcd, redis: per-request timeout (default 5000)"},
     {"max-clock-skew", NULL, 1, "MS",
      "etcd: refuse to start this far from the median clock of live peers (default 10000; "
      "0: do not check)"},
@@ -206,6 +213,7 @@ static const struct {
     {"pod-index", offsetof(idgen_lease_config, pod_index)},
     {"datacenter", offsetof(idgen_lease_config, datacenter)},
     {"k8s-replicas", offsetof(idgen_lease_config, k8s_replicas)},
+    {"redis-min-replicas", offsetof(idgen_lease_config, redis_min_replicas)},
 };
 
 int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *value,
@@ -233,7 +241,7 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
   }
   if (!strcmp(name, "lease")) {
     if (idgen_lease_kind_parse(value, &c->kind))
-      return fail(err, errlen, "--lease: unknown provider '%s' (file, etcd, k8s, static)",
+      return fail(err, errlen, "--lease: unknown provider '%s' (file, etcd, redis, k8s, static)",
                   value);
   } else if (!strcmp(name, "state-dir")) {
     if (!*value || strlen(value) >= sizeof c->state_dir)
@@ -241,6 +249,14 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
   } else if (!strcmp(name, "etcd")) {
     return set_endpoints(c, value, err, errlen);
+  } else if (!strcmp(name, "redis")) {
+    idgen__redis_url url;
+    char why[300];
+    if (strlen(value) >= sizeof c->redis_url)
+      return fail(err, errlen, "--redis: URL too long");
+    if (idgen__redis_url_parse(value, &url, why, sizeof why))
+      return fail(err, errlen, "--redis: %s", why);
+    snprintf(c->redis_url, sizeof c->redis_url, "%s", value);
   } else if (!strcmp(name, "namespace") || !strcmp(name, "region")) {
     if (!ns_ok(value) || strlen(value) >= sizeof c->ns)
       return fail(err, errlen, "--%s: '%s' must be 1-%zu of [A-Za-z0-9._-]", name, value,
@@ -420,6 +436,21 @@ static int check_etcd(const idgen_lease_config *c, const idgen_lease_space *spac
   return 0;
 }
 
+/* A claim that finds no HWM history waits TTL + ahead (src/lease/redis.c). */
+static int check_redis(const idgen_lease_config *c, const idgen_lease_space *space,
+                       char *err, size_t errlen) {
+  (void)space;
+  if (!c->redis_url[0])
+    return fail(err, errlen, "--lease redis needs --redis URL (or IDGEN_REDIS)");
+  int64_t wait_max = c->hwm_wait_max_ms > 0 ? c->hwm_wait_max_ms : 30000;
+  if (c->ttl_ms + c->ahead_ms > wait_max)
+    return fail(err, errlen,
+                "--lease-ttl + --hwm-ahead: %lld ms is beyond --hwm-wait-max (%lld ms): a "
+                "worker ID with no HWM history would be refused",
+                (long long)(c->ttl_ms + c->ahead_ms), (long long)wait_max);
+  return 0;
+}
+
 int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *layout,
                              char *err, size_t errlen) {
   if (c->ttl_ms < 2000)
@@ -519,6 +550,7 @@ static const kind_row kinds[] = {
     {{IDGEN_LEASE_STATIC, "static", open_static}, check_static},
     {{IDGEN_LEASE_K8S, "k8s", open_k8s}, check_k8s},
     {{IDGEN_LEASE_ETCD, "etcd", NULL}, check_etcd},
+    {{IDGEN_LEASE_REDIS, "redis", NULL}, check_redis},
 };
 
 static const kind_row *row_of(idgen_lease_kind kind) {

@@ -16,10 +16,11 @@ static const struct {
     {"postgres", idgen__segment_postgres_new},
     {"etcd", idgen__segment_etcd_new},
     {"mariadb", idgen__segment_mariadb_new},
+    {"redis", idgen__segment_redis_new},
 };
 
 const char *idgen__segment_backend_kinds(void) {
-  return "file, postgres, etcd, mariadb";
+  return "file, postgres, etcd, mariadb, redis";
 }
 
 int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,

@@ -436,7 +436,7 @@ static void file_free(idgen__segment_backend *b) {
 }
 
 static const idgen__segment_backend_class file_class = {"file", file_init, file_fetch,
-                                                        file_free};
+                                                        file_free, NULL};
 
 int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen) {

@@ -349,7 +349,7 @@ static void mariadb_free(idgen__segment_backend *b) {
 }
 
 static const idgen__segment_backend_class mariadb_class = {"mariadb", mariadb_init,
-                                                           mariadb_fetch, mariadb_free};
+                                                           mariadb_fetch, mariadb_free, NULL};
 
 static int word_ok(const char *s) {
   if (!*s)

@@ -56,6 +56,10 @@ typedef struct idgen__segment_backend_class {
   int (*fetch)(idgen__segment_backend *b, const char *name, uint64_t step, uint64_t floor,
                idgen__segment_block *out);
   void (*free)(idgen__segment_backend *b);
+  /* Copies into out what the backend's server can lose ("" none), as the last connect
+   * found it: redis (AOF off, appendfsync not always). Thread-safe (the server's main
+   * thread reads it while the fetcher connects). NULL: the backend has none. */
+  void (*warning)(idgen__segment_backend *b, char *out, size_t outlen);
 } idgen__segment_backend_class;
 
 struct idgen__segment_backend {
@@ -70,6 +74,7 @@ struct idgen__segment_backend {
  *   etcd      URL[,URL...] (http://127.0.0.1:2379)
  *   mariadb   servers=HOST:PORT[,HOST:PORT...] [database=test] [user=root]
  *             [password=...] [table=tickets64]
+ *   redis     redis://[user:pass@]HOST:PORT[/db] (the primary)
  * timeout_ms bounds each request (0: 5000). IDGEN_EINVAL with one line in err for an
  * unknown kind or a bad DSN. */
 int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
@@ -79,7 +84,7 @@ static inline void idgen__segment_backend_free(idgen__segment_backend *b) {
   if (b)
     b->vtable->free(b);
 }
-/* "file, postgres, etcd, mariadb": for usage lines. */
+/* "file, postgres, etcd, mariadb, redis": for usage lines. */
 const char *idgen__segment_backend_kinds(void);
 
 /* 0 if name is a valid generator name, else IDGEN_EINVAL. */
@@ -114,6 +119,8 @@ int idgen__segment_file_start(idgen__segment_backend *b, const char *ns, const c
 int idgen__segment_file_is_dir(const idgen__segment_backend *b);
 int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
                                int64_t timeout_ms, char *err, size_t errlen);
+int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
+                             int64_t timeout_ms, char *err, size_t errlen);
 
 /* ---- The generator ----------------------------------------------------------------- */
 

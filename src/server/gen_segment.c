@@ -25,6 +25,7 @@ typedef struct segment {
   /* The main thread's watch: what was logged last. */
   int last_ok, last_ready;
   char last_error[IDGEN_SEGMENT_WHY_MAX];
+  char last_warning[IDGEN_SEGMENT_WHY_MAX]; /* the backend's, as logged last */
 } segment;
 
 static segment *of(idgen__generator *g) {
@@ -155,6 +156,16 @@ static uint64_t seg_issued(idgen__generator *g) {
 
 static void seg_info_json(idgen__generator *g, idgen__buf *out) {
   segment *s = of(g);
+  if (s->backend->vtable->warning) { /* what its server can lose (redis), once a change */
+    char warning[IDGEN_SEGMENT_WHY_MAX];
+    s->backend->vtable->warning(s->backend, warning, sizeof warning);
+    if (strcmp(warning, s->last_warning)) {
+      if (warning[0])
+        idgen__log("warn", "segment", "generator=%s backend=%s %s", g->name, s->backend_name,
+                   warning);
+      snprintf(s->last_warning, sizeof s->last_warning, "%s", warning);
+    }
+  }
   idgen__segment_stats st;
   idgen__segment_stats_get(s->seg, &st);
   char why[IDGEN_SEGMENT_WHY_MAX];
@@ -186,6 +197,16 @@ static void seg_info_json(idgen__generator *g, idgen__buf *out) {
 
 static void seg_info_text(idgen__generator *g, idgen__buf *out) {
   segment *s = of(g);
+  if (s->backend->vtable->warning) { /* what its server can lose (redis), once a change */
+    char warning[IDGEN_SEGMENT_WHY_MAX];
+    s->backend->vtable->warning(s->backend, warning, sizeof warning);
+    if (strcmp(warning, s->last_warning)) {
+      if (warning[0])
+        idgen__log("warn", "segment", "generator=%s backend=%s %s", g->name, s->backend_name,
+                   warning);
+      snprintf(s->last_warning, sizeof s->last_warning, "%s", warning);
+    }
+  }
   idgen__segment_stats st;
   idgen__segment_stats_get(s->seg, &st);
   char why[IDGEN_SEGMENT_WHY_MAX];
@@ -217,6 +238,16 @@ static void seg_info_line(idgen__generator *g, idgen__buf *out) {
 /* Logs each change of the backend's health and of readiness. */
 static void seg_watch(idgen__generator *g) {
   segment *s = of(g);
+  if (s->backend->vtable->warning) { /* what its server can lose (redis), once a change */
+    char warning[IDGEN_SEGMENT_WHY_MAX];
+    s->backend->vtable->warning(s->backend, warning, sizeof warning);
+    if (strcmp(warning, s->last_warning)) {
+      if (warning[0])
+        idgen__log("warn", "segment", "generator=%s backend=%s %s", g->name, s->backend_name,
+                   warning);
+      snprintf(s->last_warning, sizeof s->last_warning, "%s", warning);
+    }
+  }
   idgen__segment_stats st;
   idgen__segment_stats_get(s->seg, &st);
   char why[IDGEN_SEGMENT_WHY_MAX];

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "idgen/etcd.h"
+#include "idgen/redis.h"
 #include "server/generator.h"
 #include "server/log.h"
 
@@ -112,7 +113,8 @@ static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
   }
   char why[256];
   /* The server links every provider: etcd too. */
-  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd,
+                                                         &idgen_lease_redis, NULL};
   idgen_lease_config lc = spec->lease;
   lc.providers = providers;
   rc = idgen_lease_open(&s->lease, &lc, &s->layout, why, sizeof why);
@@ -120,6 +122,9 @@ static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
     snprintf(err, errlen, "generator %s: %s", spec->name, why);
     goto fail;
   }
+  /* A provider may open with a warning (redis: what its server can lose). */
+  if (idgen_lease_why(s->lease)[0])
+    idgen__log("warn", "lease", "generator=%s %s", spec->name, idgen_lease_why(s->lease));
   idgen_lease_space_of(&spec->lease, &s->layout, &s->space, NULL, 0); /* checked */
   idgen_keeper_config kc;
   idgen_keeper_config_from(&kc, &spec->lease);

@@ -29,6 +29,7 @@
 # Scenarios: negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart
 #   all-restart etcd-leader etcd-quorum regions exhausted file-restart file-statedir
 #   file-removed netdelay segment segment-mariadb-rc segment-mariadb-flickr mixed
+#   redis redis-volatile redis-negative segment-redis (on scripts/redis-server.sh)
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,7 +37,8 @@ IDGEN="" CLIENT="" DELAY="" TICKET="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
      etcd-leader etcd-quorum regions exhausted file-restart file-statedir file-removed netdelay
-     segment segment-mariadb-rc segment-mariadb-flickr mixed)
+     segment segment-mariadb-rc segment-mariadb-flickr mixed redis redis-volatile
+     redis-negative segment-redis)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -81,6 +83,7 @@ ETCD_B_DIR=$WORK/etcd-b # the second region's etcd (scenario regions)
 PG_DIR=$WORK/pg         # PostgreSQL for the segment generators (scenario segment)
 PG_PORT=""
 MDB_DIRS=()            # MariaDB ticket servers (scenarios segment-mariadb-*)
+REDIS_DIRS=()          # Redis servers (scenarios redis*, segment-redis)
 EPS="" MOUNTED=() PROXIES=() FAILED=0 LIVENESS=0
 declare -A RPID RHTTP RRESP RARGS CPID
 
@@ -97,6 +100,7 @@ cleanup() {
   [[ -f $ETCD_B_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
   [[ -n $PG_PORT ]] && "$SRC/scripts/pg-cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
   for d in "${MDB_DIRS[@]}"; do "$SRC/scripts/mariadb-cluster.sh" stop "$d" >/dev/null 2>&1 || true; done
+  for d in "${REDIS_DIRS[@]}"; do "$SRC/scripts/redis-server.sh" stop "$d" >/dev/null 2>&1 || true; done
   for m in "${MOUNTED[@]}"; do umount -l "$m" 2>/dev/null || true; done
   if [[ $KEEP -eq 0 && $own_work -eq 1 && $FAILED -eq 0 && $rc -eq 0 ]]; then
     rm -rf "$WORK"
@@ -941,9 +945,128 @@ scn_mixed() { # name, seconds
   finish
 }
 
+# ---- Redis (scripts/redis-server.sh) ----------------------------------------------
+
+# redis_up DIR [redis-server.sh start options]: a Redis of this scenario; sets REDIS_URL.
+redis_up() {
+  local dir=$1; shift
+  REDIS_DIRS+=("$dir")
+  REDIS_URL=$("$SRC/scripts/redis-server.sh" start "$dir" "$@") || { log "redis did not start"; return 1; }
+}
+redis_args() {
+  echo "--policy $1 --lease redis --redis $REDIS_URL --namespace $NS --lease-ttl $TTL --state-dir $SD/state"
+}
+
+# Three replicas on one Redis (AOF always): r0 SIGKILLed and restarted, r1 paused past
+# the TTL while r3 starts, then Redis itself SIGKILLed and restarted (its AOF brings the
+# keys back; its new run_id makes each claim after it wait TTL + ahead).
+scn_redis() {
+  begin redis "Redis provider (AOF always): a replica killed, one paused past the TTL, Redis killed and restarted"
+  redis_up "$SD/redis" --aof always || { finish; return; }
+  local i w
+  for i in 0 1 2; do start_replica "$i" "$(redis_args wait)"; done
+  for i in 0 1 2; do wait_ready "$i" || note "r$i not ready"; done
+  for i in 0 1 2; do start_clients "$i"; done
+  sleep "$PHASE"
+  stop_replica 0 KILL
+  start_replica 0
+  wait_ready 0 30 && note "r0 killed, back with worker $(worker_of 0)" || note "r0 not ready after restart"
+  w=$(worker_of 1)
+  kill -STOP "${RPID[1]}"
+  sleep $((TTL + 2))
+  start_replica 3 "$(redis_args wait)"
+  if wait_ready 3 30; then
+    note "r3 took worker $(worker_of 3) while r1 (worker $w) was paused"; start_clients 3
+  else
+    note "r3 not ready"
+  fi
+  kill -CONT "${RPID[1]}"
+  sleep "$PHASE"
+  "$SRC/scripts/redis-server.sh" kill "$SD/redis" KILL
+  sleep 1
+  "$SRC/scripts/redis-server.sh" restart "$SD/redis" >/dev/null
+  note "Redis killed and restarted"
+  HEAL_MS=$(now_ms)
+  sleep $((PHASE + TTL + 4))
+  check_recovered 0 1 2 3
+  finish
+}
+
+# Redis without persistence, killed and restarted empty under r0's load; r1 starts at
+# once and claims r0's worker ID, whose history is gone: it must wait TTL + ahead, by
+# which time r0 has stopped. r0 writes its HWM every 3 s (ahead 6 s), so it notices the
+# loss only at its next renewal or HWM write, seconds after r1's claim; its first claim
+# finds a history seeded under the run_id of the time (no wait at start). The negative control (forge 1) is the same with that wait
+# removed: the history is forged after the restart (a HWM of 1 under the new run_id, what
+# a provider that trusted it would act on), so r1 issues at once beside r0.
+scn_redis_volatile() {
+  local forge=$1 name=redis-volatile what="" run
+  if [[ $forge -eq 1 ]]; then
+    name=redis-negative what=", its wait removed (history forged): the checker must see duplicates"
+  fi
+  begin "$name" "Redis without persistence killed and restarted under load; a new replica claims the same worker$what"
+  [[ $forge -eq 1 ]] && EXPECT=duplicates
+  redis_up "$SD/redis" --aof off || { finish; return; }
+  local slow="--lease-ttl 10 --hwm-interval 3000 --hwm-ahead 6000"
+  run=$("$SRC/scripts/redis-server.sh" cli "$SD/redis" INFO server | sed -n 's/^run_id:\([0-9a-f]*\).*/\1/p')
+  "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 run_id "$run" >/dev/null
+  start_replica 0 "$(redis_args wait) $slow"
+  wait_ready 0 || note "r0 not ready"
+  start_clients 0
+  sleep "$PHASE"
+  "$SRC/scripts/redis-server.sh" kill "$SD/redis" KILL
+  "$SRC/scripts/redis-server.sh" restart "$SD/redis" >/dev/null
+  if [[ $forge -eq 1 ]]; then
+    run=$("$SRC/scripts/redis-server.sh" cli "$SD/redis" INFO server | sed -n 's/^run_id:\([0-9a-f]*\).*/\1/p')
+    "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 run_id "$run" >/dev/null
+  fi
+  start_replica 1 "$(redis_args wait) $slow"
+  if wait_ready 1 30; then note "r1 took worker $(worker_of 1)"; start_clients 1; else note "r1 not ready"; fi
+  HEAL_MS=$(now_ms)
+  sleep "$PHASE"
+  [[ $forge -eq 1 ]] || check_recovered 1
+  finish
+}
+
+# Segment generator 'tickets' on Redis (AOF always), shared by three replicas: r0
+# SIGKILLed and restarted, Redis stopped 2 s (buffers, then backend_unavailable) and
+# started again, r1 paused. Checked with `idgen check --integers`.
+scn_segment_redis() {
+  begin segment-redis "segment generator on Redis: a replica killed, Redis stopped and started, a replica paused"
+  INTEGERS=1
+  redis_up "$SD/redis" --aof always || { finish; return; }
+  "$IDGEN" segment init --backend redis --dsn "$REDIS_URL" tickets >/dev/null ||
+    { note "segment init failed"; FAILED=$((FAILED + 1)); return; }
+  cat >"$SD/generators.yaml" <<EOF
+generators:
+  default: {kind: uuid7}
+  tickets: {kind: segment, backend: redis, dsn: "$REDIS_URL", step: 200, max_step: 2000, retry_ms: 200}
+EOF
+  local i t0 refused
+  for i in 0 1 2; do start_replica "$i" "--config $SD/generators.yaml --state-dir $SD/state"; done
+  for i in 0 1 2; do wait_ready "$i" || note "r$i not ready"; done
+  for i in 0 1 2; do start_named_clients "$i" tickets; done
+  sleep "$PHASE"
+  stop_replica 0 KILL
+  start_replica 0
+  wait_ready 0 30 && note "r0 killed and restarted" || note "r0 not ready after restart"
+  t0=$(now_ms)
+  "$SRC/scripts/redis-server.sh" stop "$SD/redis"
+  sleep 2
+  "$SRC/scripts/redis-server.sh" restart "$SD/redis" >/dev/null
+  refused=$(cat "$SD"/*-tickets.hist | awk -v t="$t0" '$1 >= t && $3 == "ERR" && $4 == "backend_unavailable"' | wc -l)
+  note "Redis stopped for 2 s: $refused refusals (backend_unavailable)"
+  kill -STOP "${RPID[1]}"; sleep 2; kill -CONT "${RPID[1]}"
+  note "r1 paused 2 s"
+  HEAL_MS=$(now_ms)
+  sleep "$PHASE"
+  check_recovered 0 1 2
+  finish
+}
+
 log "seed $SEED, phase $PHASE s, batch $BATCH, pause $PAUSE_MS ms, TTL $TTL s, work $WORK"
 for s in "${SCENARIOS[@]}"; do
-  case "$s" in negative|file-restart|file-statedir|file-removed|segment-mariadb-*) ;; *) etcd_up; break ;; esac
+  case "$s" in negative|file-restart|file-statedir|file-removed|segment-mariadb-*|redis*|segment-redis) ;; *) etcd_up; break ;; esac
 done
 for s in "${SCENARIOS[@]}"; do
   case "$s" in
@@ -966,6 +1089,10 @@ for s in "${SCENARIOS[@]}"; do
     segment) scn_segment ;;
     segment-mariadb-rc) scn_segment_mariadb_rc ;;
     segment-mariadb-flickr) scn_segment_mariadb_flickr ;;
+    redis) scn_redis ;;
+    redis-volatile) scn_redis_volatile 0 ;;
+    redis-negative) scn_redis_volatile 1 ;;
+    segment-redis) scn_segment_redis ;;
     mixed)
       if [[ $MINUTES -gt 0 ]]; then
         # Rounds of at most ROUND s, each checked on its own, until the time is up.

@@ -431,7 +431,12 @@ static void test_open_errors(void **state) {
   static const struct {
     const char *kind, *dsn, *want;
   } cases[] = {
-      {"redis", "x", "unknown segment backend 'redis' (file, postgres, etcd, mariadb)"},
+      {"memcached", "x",
+       "unknown segment backend 'memcached' (file, postgres, etcd, mariadb, redis)"},
+      {"redis", "x",
+       "segment redis DSN: 'x': not a redis:// URL (redis://[user:pass@]HOST:PORT[/db])"},
+      {"redis", "redis://h:0", "segment redis DSN: 'redis://h:0': bad port "
+                               "(redis://[user:pass@]HOST:PORT[/db])"},
       {"file", "", "segment backend file: no DSN given"},
       {"file", "/nonexistent-idgen/dir/file",
        "segment file /nonexistent-idgen/dir/file: directory /nonexistent-idgen/dir does "
@@ -472,7 +477,8 @@ static void test_open_errors(void **state) {
   const char *good[][2] = {{"postgres", "host=127.0.0.1 port=1 dbname=x"},
                            {"etcd", "http://127.0.0.1:1,http://127.0.0.1:2/"},
                            {"mariadb", "servers=127.0.0.1:1,127.0.0.1:2 table=t64 "
-                                       "password=p;w"}};
+                                       "password=p;w"},
+                           {"redis", "redis://u:p@127.0.0.1:1/2"}};
   for (size_t i = 0; i < 3; i++)
     idgen__segment_backend_free(open_backend(good[i][0], good[i][1]));
 }
