@@ -23,6 +23,16 @@ default_of() {
          WHERE d.adrelid = '$1'::regclass AND a.attname = '$2'"
 }
 
+# wait_sleeping: until a session sits in pg_sleep (a transaction is open and holding its
+# locks), so that what follows starts while it is open.
+wait_sleeping() {
+  for _ in $(seq 300); do
+    [[ $(sql a "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'") -gt 0 ]] && return 0
+    sleep 0.05
+  done
+  fail "no session in pg_sleep"
+}
+
 # --- BIGSERIAL, with rows and concurrent inserts --------------------------------------
 sql a "CREATE TABLE orders (id bigserial PRIMARY KEY, who int NOT NULL)" \
   "INSERT INTO orders (who) SELECT 0 FROM generate_series(1, 1000)"
@@ -37,12 +47,12 @@ done
 (psql_to a -v ON_ERROR_STOP=1 >"$T/late.log" 2>&1 <<'SQL'
 BEGIN;
 INSERT INTO orders (who) VALUES (9);
-SELECT pg_sleep(1.5);
+SELECT pg_sleep(2);
 COMMIT;
 SQL
 ) &
 late=$!
-sleep 0.3
+wait_sleeping
 "$IDGEN" adopt --dsn "$DSN" --lock-timeout 20000 orders id >"$T/adopt.out" ||
   fail "adopt: $(cat "$T/adopt.out")"
 for p in "${pids[@]}" "$late"; do wait "$p" || fail "an insert failed: $(cat "$T"/ins*.log "$T/late.log")"; done
@@ -98,11 +108,24 @@ sql a "SELECT setval('ahead_id_seq', 9000000000000000000)" >/dev/null
 refused ahead id "sequence ahead_id_seq at 9000000000000000000"
 sql a "INSERT INTO high VALUES (9100000000000000000)"
 refused high id "max 9100000000000000000"
+# A row above the generator inserted before adopt starts, committed while it runs: the
+# lock waits for it, and max() sees it.
+sql a "CREATE TABLE late (id bigserial PRIMARY KEY)"
+(psql_to a -c "BEGIN; INSERT INTO late VALUES (9200000000000000000); SELECT pg_sleep(2); COMMIT;" \
+  >/dev/null 2>&1) &
+writer=$!
+wait_sleeping
+before=$(default_of late id) rc=0
+out=$("$IDGEN" adopt --dsn "$DSN" --lock-timeout 20000 late id 2>&1) || rc=$?
+wait "$writer" || fail "the late writer failed"
+[[ $rc -eq 1 && $out == *"max 9200000000000000000"* && $(default_of late id) == "$before" ]] ||
+  fail "a row committed during adopt: exit $rc: $out"
+ok "refused late.id, its high row committed while adopt waited: $out"
 # The lock: a reader's open transaction holds ACCESS SHARE; adopt gives up in time.
 sql a "CREATE TABLE busy (id bigserial PRIMARY KEY)"
 (psql_to a -c "BEGIN; SELECT count(*) FROM busy; SELECT pg_sleep(3); COMMIT;" >/dev/null 2>&1) &
 reader=$!
-sleep 0.5
+wait_sleeping
 refused busy id "lock timeout"
 wait "$reader" || true
 rc=0
