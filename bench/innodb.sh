@@ -106,7 +106,7 @@ mkdir -p "$tmp/seg"
 chunk_rows=$(( (rows + chunks - 1) / chunks ))
 summary="$out_dir/innodb_summary.tsv"
 rate="$out_dir/innodb_rate.tsv"
-printf 'scheme\tkey\trows\tload_s\trows_per_s\tprimary_bytes\tidx_a_bytes\tidx_b_bytes\tfile_bytes\n' >"$summary"
+printf 'scheme\tkey\trows\tload_s\trows_per_s\tprimary_bytes\tidx_a_bytes\tidx_b_bytes\tfile_bytes\tprimary_leaves\tidx_a_leaves\tidx_b_leaves\n' >"$summary"
 : >"$tmp/rates"
 start_s=$(date +%s)
 for s in "${scheme_list[@]}"; do
@@ -144,11 +144,16 @@ for s in "${scheme_list[@]}"; do
       SUM(IF(index_name = 'ib', stat_value, 0)) * @@innodb_page_size
     FROM mysql.innodb_index_stats
     WHERE database_name = 'test' AND table_name = 't' AND stat_name = 'size'")
+  read -r leaf_p leaf_a leaf_b < <(db -e "SELECT
+      SUM(IF(index_name = 'PRIMARY', stat_value, 0)), SUM(IF(index_name = 'ia', stat_value, 0)),
+      SUM(IF(index_name = 'ib', stat_value, 0))
+    FROM mysql.innodb_index_stats
+    WHERE database_name = 'test' AND table_name = 't' AND stat_name = 'n_leaf_pages'")
   file=$(db -e "SELECT file_size FROM information_schema.innodb_sys_tablespaces WHERE name = 'test/t'")
   load_s=$(awk -v ns="$total_ns" 'BEGIN { printf "%.2f", ns / 1e9 }')
   rps=$(awk -v ns="$total_ns" -v n="$rows" 'BEGIN { printf "%.0f", n / (ns / 1e9) }')
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "${column[$s]%% *}" "$rows" "$load_s" "$rps" \
-    "$prim" "$ia" "$ib" "$file" >>"$summary"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "${column[$s]%% *}" "$rows" "$load_s" \
+    "$rps" "$prim" "$ia" "$ib" "$file" "$leaf_p" "$leaf_a" "$leaf_b" >>"$summary"
   echo "bench/innodb.sh: $s: $rows rows in ${load_s}s" >&2
   db -e "DROP TABLE t"
 done
@@ -165,12 +170,12 @@ elapsed_s=$(( $(date +%s) - start_s ))
 
 table="$out_dir/innodb_table.md"
 {
-  echo "| Scheme | Key | Rows | Load s | Rows/s | PRIMARY MiB | KEY (a) MiB | KEY (b) MiB | Secondary ×snowflake | File MiB |"
-  echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+  echo "| Scheme | Key | Rows | Load s | Rows/s | PRIMARY MiB | KEY (a) MiB | KEY (b) MiB | File MiB | Leaf pages PRIMARY / (a) / (b) | Secondary leaves ×snowflake |"
+  echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
   awk -F'\t' 'function m(b) { return sprintf("%.1f", b / 1048576) }
-    NR == 2 { base = $7 + $8 }
-    NR > 1 { printf "| %s | %s | %d | %s | %d | %s | %s | %s | %.2f× | %s |\n", $1, $2, $3, $4, $5,
-             m($6), m($7), m($8), (base > 0 ? ($7 + $8) / base : 0), m($9) }' "$summary"
+    NR == 2 { base = $11 + $12 }
+    NR > 1 { printf "| %s | %s | %d | %s | %d | %s | %s | %s | %s | %d / %d / %d | %.2f× |\n", $1, $2, $3, $4,
+             $5, m($6), m($7), m($8), m($9), $10, $11, $12, (base > 0 ? ($11 + $12) / base : 0) }' "$summary"
 } >"$table"
 cat "$table"
 echo "bench/innodb.sh: loads took ${elapsed_s}s; results in $out_dir" >&2
@@ -192,6 +197,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set grid noxtics ytics
+set yrange [0:*]
 plot "$out_dir/innodb_bars.tsv" using 2:xtic(1) title "PRIMARY (the rows)", \
      "" using 3 title "KEY (a) BIGINT", "" using 4 title "KEY (b) INT"
 set output "$out_dir/innodb_rate.png"
