@@ -13,21 +13,22 @@
 #define ADOPT_CMD "adopt"
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: idgen adopt --dsn DSN [--lock-timeout MS] TABLE COLUMN\n"
-          "\n"
-          "Switches TABLE's bigint COLUMN, a BIGSERIAL or identity column, to DEFAULT\n"
-          "idgen_next() in one transaction, through idgen_adopt() of the idgen extension\n"
-          "(installed in DSN's database, see docs/adopt.md). It takes the table's ACCESS\n"
-          "EXCLUSIVE lock first (waiting for transactions that inserted), refuses when\n"
-          "max(COLUMN) or the sequence's last value is not below the first ID idgen\n"
-          "issues now, keeps the old sequence, and prints how to go back.\n"
-          "\n"
-          "  -d, --dsn DSN          a libpq connection string or URI\n"
-          "  -l, --lock-timeout MS  give up when the lock is not had within MS (default\n"
-          "                         5000; inserts queue behind a waiting ALTER)\n"
-          "\n"
-          "Exit status: 0 switched, 1 refused or failed (one line says why), 2 bad usage.\n");
+  fprintf(
+      out,
+      "usage: idgen adopt --dsn DSN [--lock-timeout MS] TABLE COLUMN\n"
+      "\n"
+      "Switches TABLE's bigint COLUMN, a BIGSERIAL or identity column, to DEFAULT\n"
+      "idgen_next() in one transaction, through idgen_adopt() of the idgen extension\n"
+      "(installed in DSN's database, see docs/adopt.md). It takes the table's ACCESS\n"
+      "EXCLUSIVE lock first (waiting for transactions that inserted), refuses when\n"
+      "max(COLUMN) or the sequence's last value is not below the first ID idgen\n"
+      "issues now, keeps the old sequence, and prints how to go back.\n"
+      "\n"
+      "  -d, --dsn DSN          a libpq connection string or URI\n"
+      "  -l, --lock-timeout MS  give up when the lock is not had within MS (default\n"
+      "                         5000; inserts queue behind a waiting ALTER)\n"
+      "\n"
+      "Exit status: 0 switched, 1 refused or failed (one line says why), 2 bad usage.\n");
 }
 
 /* The first line of a libpq error, without its "ERROR:  " prefix. */
@@ -114,7 +115,8 @@ int idgen__cmd_adopt(int argc, char **argv) {
     case 'l':
       if (cli_parse_u64(optarg, 1, 3600000, &lock_ms) < 0)
         return cli_error(CLI_USAGE, ADOPT_CMD,
-                         "lock-timeout '%s' is not a number of ms from 1 to 3600000", optarg);
+                         "lock-timeout '%s' is not a number of ms from 1 to 3600000",
+                         optarg);
       break;
     case 'h':
       usage(stdout);

@@ -18,7 +18,7 @@ typedef struct segment_args {
   const char *backend, *dsn, *name;
   uint64_t step, count;
   int step_set;
-  uint64_t start_after;     /* init: numbers 1..start_after are in use already */
+  uint64_t start_after;      /* init: numbers 1..start_after are in use already */
   const char *from_sequence; /* init, postgres: start after this sequence's last value */
   int64_t timeout_ms;
 } segment_args;
@@ -111,8 +111,9 @@ static int parse_args(int argc, char **argv, segment_args *a) {
       break;
     case 'a':
       if (cli_parse_u64(optarg, 0, IDGEN_SEGMENT_NUMBER_MAX - 1, &a->start_after) < 0)
-        return cli_error(CLI_USAGE, a->cmd, "start-after '%s' is not a number from 0 to %lld",
-                         optarg, (long long)(IDGEN_SEGMENT_NUMBER_MAX - 1));
+        return cli_error(CLI_USAGE, a->cmd,
+                         "start-after '%s' is not a number from 0 to %lld", optarg,
+                         (long long)(IDGEN_SEGMENT_NUMBER_MAX - 1));
       break;
     case 'f':
       a->from_sequence = optarg;

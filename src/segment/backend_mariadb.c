@@ -328,11 +328,12 @@ static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t st
   /* The row at start_after moves the server's counter past it in the same statement,
    * as fetch's REPLACE moves it past a block's end. */
   if (start_after)
-    snprintf(insert, sizeof insert, "INSERT IGNORE INTO `%s` (id, stub) VALUES (%" PRIu64
-             ", '%s')", m->table, start_after, name);
+    snprintf(insert, sizeof insert,
+             "INSERT IGNORE INTO `%s` (id, stub) VALUES (%" PRIu64 ", '%s')", m->table,
+             start_after, name);
   else
-    snprintf(insert, sizeof insert, "INSERT IGNORE INTO `%s` (stub) VALUES ('%s')", m->table,
-             name);
+    snprintf(insert, sizeof insert, "INSERT IGNORE INTO `%s` (stub) VALUES ('%s')",
+             m->table, name);
   int created = 0;
   for (int i = 0; i < m->nservers; i++) {
     server *s = &m->servers[i];
