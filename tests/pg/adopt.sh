@@ -4,9 +4,10 @@
 # inserted with a sequence number before the switch and committing after it: no unique
 # violation, every insert lands, the first new ID is above the old maximum, the old
 # sequence is kept and going back works. An identity column GENERATED ALWAYS under the
-# same load, with its sequence made again under its name. Refusals that leave the table as it was: not
-# bigint, no sequence, a sequence value above max(column) not yet used, a row above the
-# generator, the lock not had in time. Then `segment init --from-sequence` and
+# same load, with its sequence made again under its name. Refusals that leave the table
+# as it was: not bigint, no sequence, a sequence value above max(column) not yet used, a
+# row above the generator (also one committed while adopt waits), the lock not had in
+# time. Then `segment init --from-sequence` and
 # `--start-after`: the segment's first number is above the numbers in use.
 # Usage: tests/pg/adopt.sh /path/to/idgen
 source "$(dirname "$0")/pg_common.bash"
