@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image run install uninstall pg pg-install bench bench-btree bench-pg fuzz clean format image
+.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image run install uninstall pg pg-install bench bench-btree bench-innodb bench-pg fuzz clean format image
 
 all: build
 
@@ -60,6 +60,9 @@ bench: build
 # What each ID scheme does to a PostgreSQL B-tree; rewrites docs/btree.md's results.
 bench-btree: build
 	@bench/btree.sh --build $(BUILD) --docs
+
+bench-innodb: build
+	@bench/innodb.sh --build $(BUILD) --docs
 
 fuzz:
 	@scripts/fuzz.sh

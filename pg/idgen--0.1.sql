@@ -79,3 +79,89 @@ CREATE FUNCTION idgen_opaque(bigint) RETURNS bigint
 
 CREATE FUNCTION idgen_unopaque(bigint) RETURNS bigint
   AS 'MODULE_PATHNAME', 'sql_idgen_unopaque' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+-- Switches a bigint column from its sequence (BIGSERIAL's DEFAULT nextval, or an
+-- identity column) to DEFAULT idgen_next(), in the caller's transaction, and returns
+-- how to go back (docs/adopt.md). It refuses a column that is not bigint, one without
+-- a sequence, and a table whose numbers (max(column), and the sequence's last value,
+-- which covers numbers taken but not yet inserted) reach the first ID the generator
+-- issues now. The old sequence is kept: a serial's as it was, an identity's made again
+-- under its name at its next value (DROP IDENTITY drops it).
+CREATE FUNCTION idgen_adopt(tbl regclass, col name) RETURNS text
+LANGUAGE plpgsql VOLATILE AS $adopt$
+DECLARE
+  att record;
+  seq regclass;
+  seq_name text;
+  seq_inc bigint;
+  seq_start bigint;
+  seq_last bigint;
+  col_max bigint;
+  first_id bigint;
+  ext_schema name;
+  back text;
+BEGIN
+  -- The lock ALTER TABLE takes anyway, taken first: it waits for every transaction that
+  -- inserted into tbl (one that took a number before the switch and commits after it),
+  -- so max() sees their rows, and no insert runs until the caller commits.
+  EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+  SELECT a.atttypid, a.attidentity, pg_get_expr(d.adbin, d.adrelid) AS def INTO att
+    FROM pg_attribute a
+    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+   WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0 AND NOT a.attisdropped;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'idgen_adopt: % has no column %', tbl, col;
+  END IF;
+  IF att.atttypid <> 'bigint'::regtype THEN
+    RAISE EXCEPTION 'idgen_adopt: %.% is %, not bigint: Snowflake IDs need 64 bits',
+      tbl, col, format_type(att.atttypid, NULL);
+  END IF;
+  IF att.def LIKE '%idgen_next()%' THEN
+    RAISE EXCEPTION 'idgen_adopt: %.% already defaults to idgen_next()', tbl, col;
+  END IF;
+  seq := pg_get_serial_sequence(tbl::text, col);
+  IF seq IS NULL OR (att.attidentity = '' AND att.def IS DISTINCT FROM
+                     format('nextval(%L::regclass)', seq::text)) THEN
+    RAISE EXCEPTION 'idgen_adopt: %.% is neither a serial nor an identity column '
+      '(default %)', tbl, col, coalesce(att.def, 'none');
+  END IF;
+  SELECT s.seqincrement, s.seqstart INTO seq_inc, seq_start
+    FROM pg_sequence s WHERE s.seqrelid = seq;
+  IF seq_inc < 0 THEN
+    RAISE EXCEPTION 'idgen_adopt: sequence % counts down', seq;
+  END IF;
+  seq_last := pg_sequence_last_value(seq); -- NULL: never called
+  EXECUTE format('SELECT max(%I) FROM %s', col, tbl) INTO col_max;
+  first_id := idgen_next(); -- every later idgen_next() of this server is above it
+  IF greatest(col_max, seq_last) >= first_id THEN
+    RAISE EXCEPTION 'idgen_adopt: %.% holds numbers up to % (max %, sequence % at %), '
+      'not below %, the first ID idgen issues now: new IDs could collide; left as it was',
+      tbl, col, greatest(col_max, seq_last), coalesce(col_max::text, 'none'), seq,
+      coalesce(seq_last::text, 'unused'), first_id;
+  END IF;
+  SELECT n.nspname INTO ext_schema FROM pg_extension e
+    JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'idgen';
+  seq_name := seq::text;
+  IF att.attidentity <> '' THEN
+    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+    EXECUTE format('CREATE SEQUENCE %s AS bigint INCREMENT %s START %s OWNED BY %s.%I',
+                   seq_name, seq_inc,
+                   CASE WHEN seq_last IS NULL THEN seq_start ELSE seq_last + seq_inc END,
+                   tbl, col);
+  END IF;
+  EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %I.idgen_next()',
+                 tbl, col, ext_schema);
+  back := format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT nextval(%L::regclass)',
+                 tbl, col, seq_name);
+  IF att.attidentity <> '' THEN
+    back := back || format(' (it was GENERATED %s AS IDENTITY: to make it one again, '
+      'DROP DEFAULT, then ADD GENERATED %s AS IDENTITY (START WITH a number above '
+      'max(%I)))', CASE att.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END,
+      CASE att.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END, col);
+  END IF;
+  RETURN format('%s.%I now defaults to idgen_next() (first ID above %s; old max %s, '
+                'sequence %s kept at %s); to go back: %s', tbl, col, first_id,
+                coalesce(col_max::text, 'none'), seq_name,
+                coalesce(seq_last::text, 'unused'), back);
+END
+$adopt$;

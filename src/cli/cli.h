@@ -55,5 +55,12 @@ int idgen__cmd_collide(int argc, char **argv);
 int idgen__cmd_serve(int argc, char **argv);
 int idgen__cmd_segment(int argc, char **argv);
 int idgen__cmd_opaque(int argc, char **argv);
+int idgen__cmd_adopt(int argc, char **argv);
+
+/* The last value of the PostgreSQL sequence named by text in dsn's database (0 when it
+ * was never called), for `segment init --from-sequence` (cmd_adopt.c). 0, or -1 with
+ * one line in err. */
+int cli_pg_sequence_last(const char *dsn, const char *sequence, uint64_t *out, char *err,
+                         size_t errlen);
 
 #endif

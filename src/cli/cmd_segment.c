@@ -18,13 +18,16 @@ typedef struct segment_args {
   const char *backend, *dsn, *name;
   uint64_t step, count;
   int step_set;
+  uint64_t start_after;      /* init: numbers 1..start_after are in use already */
+  const char *from_sequence; /* init, postgres: start after this sequence's last value */
   int64_t timeout_ms;
 } segment_args;
 
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: idgen segment init [--backend B] [--dsn DSN] [--step N] NAME\n"
+      "usage: idgen segment init [--backend B] [--dsn DSN] [--step N]\n"
+      "                          [--start-after N | --from-sequence SEQ] NAME\n"
       "       idgen segment next [--backend B] [--dsn DSN] [-n N] [--step N] NAME\n"
       "\n"
       "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
@@ -52,6 +55,13 @@ static void usage(FILE *out) {
       "  -s, --step N      next: the block size (default N, so nothing is skipped);\n"
       "                    init: the step recorded in the row (postgres; default 1000)\n"
       "  -t, --timeout MS  per backend request (default 5000)\n"
+      "  -a, --start-after N\n"
+      "                    init: the first number is N + 1 (on MariaDB the first of the\n"
+      "                    server's offset above N), for a table whose numbers 1..N are\n"
+      "                    in use (docs/adopt.md)\n"
+      "  -f, --from-sequence SEQ\n"
+      "                    init, postgres: N is the last value of the PostgreSQL\n"
+      "                    sequence SEQ in the DSN's database (stop using SEQ first)\n"
       "\n"
       "Exit status: 0 done, 1 the backend failed or refused (one line says why), 2 bad\n"
       "usage.\n",
@@ -64,13 +74,15 @@ static int parse_args(int argc, char **argv, segment_args *a) {
                                           {"count", required_argument, NULL, 'n'},
                                           {"step", required_argument, NULL, 's'},
                                           {"timeout", required_argument, NULL, 't'},
+                                          {"start-after", required_argument, NULL, 'a'},
+                                          {"from-sequence", required_argument, NULL, 'f'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   uint64_t v;
   int opt;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":b:d:n:s:t:h", options, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":b:d:n:s:t:a:f:h", options, NULL)) != -1) {
     switch (opt) {
     case 'b':
       a->backend = optarg;
@@ -97,6 +109,15 @@ static int parse_args(int argc, char **argv, segment_args *a) {
                          optarg);
       a->timeout_ms = (int64_t)v;
       break;
+    case 'a':
+      if (cli_parse_u64(optarg, 0, IDGEN_SEGMENT_NUMBER_MAX - 1, &a->start_after) < 0)
+        return cli_error(CLI_USAGE, a->cmd,
+                         "start-after '%s' is not a number from 0 to %lld", optarg,
+                         (long long)(IDGEN_SEGMENT_NUMBER_MAX - 1));
+      break;
+    case 'f':
+      a->from_sequence = optarg;
+      break;
     case 'h':
       usage(stdout);
       return -1;
@@ -112,6 +133,12 @@ static int parse_args(int argc, char **argv, segment_args *a) {
   if (optind + 1 < argc)
     return cli_error(CLI_USAGE, a->cmd, "unexpected argument '%s'", argv[optind + 1]);
   a->name = argv[optind];
+  if ((a->start_after || a->from_sequence) && strcmp(a->cmd, "segment init"))
+    return cli_error(CLI_USAGE, a->cmd, "--start-after and --from-sequence are for init");
+  if (a->start_after && a->from_sequence)
+    return cli_error(CLI_USAGE, a->cmd, "--start-after or --from-sequence, not both");
+  if (a->from_sequence && strcmp(a->backend, "postgres"))
+    return cli_error(CLI_USAGE, a->cmd, "--from-sequence needs --backend postgres");
   if (idgen__segment_name_check(a->name))
     return cli_error(CLI_USAGE, a->cmd,
                      "name '%s': use 1-%d of A-Z a-z 0-9 _ . - (not starting with '.')",
@@ -154,13 +181,23 @@ static int run_init(segment_args *a) {
   int status = open_backend(a, &b);
   if (status)
     return status;
+  if (a->from_sequence) {
+    char err[IDGEN_SEGMENT_WHY_MAX];
+    if (cli_pg_sequence_last(a->dsn, a->from_sequence, &a->start_after, err, sizeof err)) {
+      idgen__segment_backend_free(b);
+      return cli_error(CLI_FAILED, a->cmd, "%s", err);
+    }
+  }
   int rc = idgen__segment_file_claim(b, claim_ns(), a->name);
   if (rc == 0)
-    rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000);
+    rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000, a->start_after);
   if (rc < 0)
     status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
-  else if (rc == 0)
+  else if (rc == 0 && !a->start_after)
     printf("created '%s' in %s\n", a->name, b->vtable->name);
+  else if (rc == 0)
+    printf("created '%s' in %s, its numbers above %llu\n", a->name, b->vtable->name,
+           (unsigned long long)a->start_after);
   else /* there: making it again would hand out its numbers again */
     status = cli_error(CLI_FAILED, a->cmd,
                        "'%s' already exists in %s: left as it was (init makes only a "

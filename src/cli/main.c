@@ -17,6 +17,7 @@ static const cli_command commands[] = {
     {"collide", idgen__cmd_collide, "chance that a scheme's IDs collide at a rate"},
     {"lease", idgen__cmd_lease, "show what a worker-ID provider would claim, and holders"},
     {"segment", idgen__cmd_segment, "create a segment sequence, or take numbers from it"},
+    {"adopt", idgen__cmd_adopt, "switch a PostgreSQL serial column to idgen_next()"},
     {"check", idgen__cmd_check, "check recorded IDs for duplicates and disorder"},
     {"bench", idgen__cmd_bench, "measure the generator against its ceiling"},
 };

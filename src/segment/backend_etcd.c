@@ -69,14 +69,15 @@ static int cas(etcd_backend *e, const char *key, int64_t rev, uint64_t value, in
   return 0;
 }
 
-static int etcd_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+static int etcd_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                     uint64_t start_after) {
   etcd_backend *e = (etcd_backend *)b;
   (void)step; /* the step is the generator's; the key keeps only the max */
   char key[IDGEN_SEGMENT_NAME_MAX + 32];
   key_of(name, key, sizeof key);
   int swapped = 0, found = 0;
   idgen__etcd_kv kv;
-  int rc = cas(e, key, 0, 0, &swapped, &kv, &found);
+  int rc = cas(e, key, 0, start_after, &swapped, &kv, &found);
   if (rc)
     return rc;
   if (swapped)

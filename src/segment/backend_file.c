@@ -30,6 +30,7 @@ typedef struct file_backend {
    * form) and the file, kept open while the claim is held; -1 when not. */
   idgen__claim claim;
   int dir_fd, file_fd;
+  uint64_t start_after; /* init: the max a made file starts at */
 } file_backend;
 
 /* Processes that may hold one name's claim together (they share one file). */
@@ -189,7 +190,7 @@ static int make_file(file_backend *f, const char *path, const char *name) {
     return fd;
   int rc = ftruncate(fd, 0) ? idgen__segment_why(&f->base, -errno, "file %s: truncate: %s",
                                                  tmp, strerror(errno))
-                            : write_max(f, fd, tmp, name, 0);
+                            : write_max(f, fd, tmp, name, f->start_after);
   if (!rc && link(tmp, path))
     rc = errno == EEXIST ? 1
                          : idgen__segment_why(&f->base, -errno, "file %s: link: %s", path,
@@ -265,7 +266,7 @@ static int prepare(file_backend *f, const char *name, make_mode mode) {
     struct stat st;
     uint64_t max;
     if (mode == INIT && fstat(fd, &st) == 0 && st.st_size == 0) {
-      rc = write_max(f, fd, path, name, 0); /* emptied: init makes it again */
+      rc = write_max(f, fd, path, name, f->start_after); /* emptied: init makes it again */
       existed = 0;
     } else {
       rc = mode == INIT ? 0 : read_max(f, fd, path, name, &max);
@@ -290,8 +291,10 @@ static int prepare(file_backend *f, const char *name, make_mode mode) {
   return rc ? rc : existed;
 }
 
-static int file_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+static int file_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                     uint64_t start_after) {
   file_backend *f = (file_backend *)b;
+  f->start_after = start_after;
   (void)step; /* the step is the generator's; the file keeps only the max */
   char err[IDGEN_SEGMENT_WHY_MAX];
   int rc = f->is_dir ? idgen__state_dir_ready(f->path, err, sizeof err) : 0;

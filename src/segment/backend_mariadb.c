@@ -312,20 +312,28 @@ static int mariadb_fetch(idgen__segment_backend *b, const char *name, uint64_t s
                                             : "");
 }
 
-static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                        uint64_t start_after) {
   mariadb_backend *m = (mariadb_backend *)b;
   (void)step; /* the step is the generator's; a ticket server keeps only its counter */
   if (idgen__segment_name_check(name))
     return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: bad name");
-  char create[400], insert[200];
+  char create[400], insert[300];
   snprintf(
       create, sizeof create,
       "CREATE TABLE IF NOT EXISTS `%s` (id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, "
       "stub VARCHAR(%d) NOT NULL DEFAULT '', PRIMARY KEY (id), UNIQUE KEY stub (stub)) "
       "ENGINE=InnoDB",
       m->table, IDGEN_SEGMENT_NAME_MAX);
-  snprintf(insert, sizeof insert, "INSERT IGNORE INTO `%s` (stub) VALUES ('%s')", m->table,
-           name);
+  /* The row at start_after moves the server's counter past it in the same statement,
+   * as fetch's REPLACE moves it past a block's end. */
+  if (start_after)
+    snprintf(insert, sizeof insert,
+             "INSERT IGNORE INTO `%s` (id, stub) VALUES (%" PRIu64 ", '%s')", m->table,
+             start_after, name);
+  else
+    snprintf(insert, sizeof insert, "INSERT IGNORE INTO `%s` (stub) VALUES ('%s')",
+             m->table, name);
   int created = 0;
   for (int i = 0; i < m->nservers; i++) {
     server *s = &m->servers[i];

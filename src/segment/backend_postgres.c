@@ -158,7 +158,8 @@ static int run(pg_backend *p, const char *what, const char *sql, int n, const Oi
   return rc;
 }
 
-static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                   uint64_t start_after) {
   pg_backend *p = (pg_backend *)b;
   PGresult *r;
   int rc = run(p, "create table",
@@ -172,15 +173,16 @@ static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step) {
   if (rc)
     return rc;
   PQclear(r);
-  char step_text[24];
+  char step_text[24], start_text[24];
   snprintf(step_text, sizeof step_text, "%" PRIu64, step);
-  const char *params[] = {name, step_text};
-  const Oid types[] = {OID_TEXT, OID_INT8};
+  snprintf(start_text, sizeof start_text, "%" PRIu64, start_after);
+  const char *params[] = {name, step_text, start_text};
+  const Oid types[] = {OID_TEXT, OID_INT8, OID_INT8};
   rc = run(p, "insert",
            "INSERT INTO " TABLE " (biz_tag, max_id, step, description) "
-           "VALUES ($1, 0, $2::integer, 'idgen segment ' || $1) "
+           "VALUES ($1, $3, $2::integer, 'idgen segment ' || $1) "
            "ON CONFLICT (biz_tag) DO NOTHING",
-           2, types, params, &r);
+           3, types, params, &r);
   if (rc)
     return rc;
   int created = !strcmp(PQcmdTuples(r), "1");

@@ -41,10 +41,12 @@ typedef struct idgen__segment_backend idgen__segment_backend;
 typedef struct idgen__segment_backend_class {
   const char *name; /* "file", "postgres", "etcd", "mariadb" */
   /* Creates what name needs (file, table and row, key; on every ticket server) so that
-   * its first block starts at 1 (mariadb: at the server's offset). 0 when created, 1
-   * when it existed already (left as it was). step is recorded where the backend keeps
-   * one (postgres). */
-  int (*init)(idgen__segment_backend *b, const char *name, uint64_t step);
+   * its first block starts at start_after + 1 (mariadb: the first number of the server's
+   * offset above start_after; 0 for a new sequence, N for one that takes over from
+   * numbers 1..N already in use). 0 when created, 1 when it existed already (left as it
+   * was). step is recorded where the backend keeps one (postgres). */
+  int (*init)(idgen__segment_backend *b, const char *name, uint64_t step,
+              uint64_t start_after);
   /* Leases the next block of step numbers of name with one atomic operation of the
    * backend, all of them above floor (the highest number this generator has leased
    * before, 0 if none: only mariadb, whose servers count apart, needs it; the others

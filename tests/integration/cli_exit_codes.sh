@@ -95,6 +95,15 @@ expect 2 segment next -n 0 seq
 expect 2 segment next --backend bogus seq
 expect 2 segment init --bogus seq
 expect 1 segment next --backend etcd --dsn "http://127.0.0.1:$closed_port" --timeout 500 seq
+expect 2 segment init --start-after -1 seq
+expect 2 segment next --start-after 5 seq
+expect 2 segment init --from-sequence s --start-after 5 seq
+expect 2 segment init --from-sequence s seq
+# adopt
+expect 2 adopt orders id
+expect 2 adopt --dsn "host=127.0.0.1" orders
+expect 2 adopt --dsn "host=127.0.0.1" --lock-timeout 0 orders id
+expect 1 adopt --dsn "host=127.0.0.1 port=$closed_port connect_timeout=2" orders id
 # check
 expect 2 check
 expect 2 check "$dir/missing.history"

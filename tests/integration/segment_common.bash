@@ -191,3 +191,16 @@ scenario_bad_config() {
     fail "init twice: '$first', then exit $status: $(cat "$T/err")"
   ok "bad DSN, uninitialised name, bad count, bad name, bad step: one line each; a second init is refused"
 }
+
+# segment init --start-after N: a sequence that takes over from numbers 1..N in use
+# starts above them (on MariaDB: the first of the server's offset above N), in init's
+# own step, so that no crash leaves it at 1 (docs/adopt.md). N lies above the MariaDB
+# table's counter, which all its names share.
+scenario_start_after() {
+  local out first n=1000000000
+  out=$(seg init --start-after $n taken)
+  [[ $out == "created 'taken' in $B, its numbers above $n" ]] || fail "init --start-after: $out"
+  first=$(seg next -n 3 taken | head -1)
+  [[ $first -gt $n && $first -le $((n + 2)) ]] || fail "--start-after $n: first number $first"
+  ok "init --start-after $n: first number $first"
+}

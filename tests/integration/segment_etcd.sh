@@ -17,6 +17,7 @@ scenario_two_processes
 scenario_kill9
 scenario_outage
 scenario_step
+scenario_start_after
 scenario_bad_config "127.0.0.1:2379"
 # The key holds the max in decimal, as the last block left it.
 value=$(curl -s -X POST "$DSN/v3/kv/range" -d "{\"key\":\"$(printf /idgen/segment/adapt | base64 -w0)\"}" |

@@ -15,6 +15,7 @@ scenario_two_processes
 scenario_kill9
 scenario_outage
 scenario_step
+scenario_start_after
 scenario_bad_config "$T/no/such/dir/file"
 # The max is in the file before a number of its block is handed out.
 max=$(sed -n 's/^0*\([0-9][0-9]*\) shared$/\1/p' "$DSN/segment-shared")

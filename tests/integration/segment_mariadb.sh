@@ -73,6 +73,7 @@ if part scenarios; then
   scenario_kill9 no
   scenario_outage
   scenario_step
+  scenario_start_after
   scenario_bad_config "servers=127.0.0.1"
 fi
 

@@ -19,6 +19,7 @@ scenario_two_processes
 scenario_kill9
 scenario_outage
 scenario_step
+scenario_start_after
 # The row says which block was leased last: [max_id - step + 1, max_id], step adapted.
 # (A block prefetched as s1 stopped may lie beyond its last.)
 row=$(sql "SELECT max_id, step FROM leaf_alloc WHERE biz_tag = 'adapt'")

@@ -18,8 +18,9 @@ typedef struct mem_backend {
   uint64_t steps[64], floors[64];
 } mem_backend;
 
-static int mem_init(idgen__segment_backend *b, const char *name, uint64_t step) {
-  (void)b, (void)name, (void)step;
+static int mem_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                    uint64_t start_after) {
+  (void)b, (void)name, (void)step, (void)start_after;
   return 0;
 }
 
