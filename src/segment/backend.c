@@ -12,10 +12,8 @@ static const struct {
   const char *kind;
   backend_new_fn open;
 } backends[] = {
-    {"file", idgen__segment_file_new},
-    {"postgres", idgen__segment_postgres_new},
-    {"etcd", idgen__segment_etcd_new},
-    {"mariadb", idgen__segment_mariadb_new},
+    {"file", idgen__segment_file_new},   {"postgres", idgen__segment_postgres_new},
+    {"etcd", idgen__segment_etcd_new},   {"mariadb", idgen__segment_mariadb_new},
     {"redis", idgen__segment_redis_new},
 };
 
@@ -90,5 +88,5 @@ int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const ch
                               "mariadb: a ticket table has one counter: no period keys");
   if (!strcmp(b->vtable->name, "file"))
     return idgen__segment_file_start(b, ns, key, 1);
-  return b->vtable->init(b, key, step);
+  return b->vtable->init(b, key, step, 0);
 }

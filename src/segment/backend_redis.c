@@ -20,12 +20,13 @@
 
 #define REGISTRY "idgen:default:segments"
 
-/* KEYS 1 counter, 2 registry. ARGV 1 name, 2 step. 0 created (at 0: the first block is
- * 1..step), 1 there already, -1 lost (the registry names it, the key is gone). */
+/* KEYS 1 counter, 2 registry. ARGV 1 name, 2 step, 3 start_after. 0 created (at
+ * start_after: the first block is start_after + 1..), 1 there already, -1 lost (the
+ * registry names it, the key is gone). */
 static const char init_lua[] =
     "if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end\n"
     "if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return -1 end\n"
-    "redis.call('SET', KEYS[1], '0')\n"
+    "redis.call('SET', KEYS[1], ARGV[3])\n"
     "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
     "return 0\n";
 
@@ -90,12 +91,14 @@ static redisReply *eval(redis_backend *e, const char *script, const char *name,
   return rep;
 }
 
-static int redis_init(idgen__segment_backend *b, const char *name, uint64_t step) {
+static int redis_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                      uint64_t start_after) {
   redis_backend *e = (redis_backend *)b;
-  char s[24];
+  char s[24], after[24];
   snprintf(s, sizeof s, "%" PRIu64, step);
+  snprintf(after, sizeof after, "%" PRIu64, start_after);
   int rc;
-  redisReply *rep = eval(e, init_lua, name, s, NULL, &rc);
+  redisReply *rep = eval(e, init_lua, name, s, after, &rc);
   if (!rep)
     return rc;
   long long v = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -9;

@@ -34,9 +34,10 @@ static int key_index(keys_backend *k, const char *key) {
   return -1;
 }
 
-static int kb_init(idgen__segment_backend *b, const char *key, uint64_t step) {
+static int kb_init(idgen__segment_backend *b, const char *key, uint64_t step,
+                   uint64_t start_after) {
   keys_backend *k = (keys_backend *)b;
-  (void)step;
+  (void)step, (void)start_after;
   k->starts++;
   if (key_index(k, key) >= 0)
     return 1;
@@ -63,7 +64,8 @@ static void kb_free(idgen__segment_backend *b) {
   (void)b;
 }
 
-static const idgen__segment_backend_class kb_class = {"keys", kb_init, kb_fetch, kb_free};
+static const idgen__segment_backend_class kb_class = {"keys", kb_init, kb_fetch, kb_free,
+                                                      NULL};
 
 typedef struct fixture {
   keys_backend k;

@@ -39,9 +39,10 @@ static int find(keys_backend *k, const char *key) {
   return -1;
 }
 
-static int kb_init(idgen__segment_backend *b, const char *key, uint64_t step) {
+static int kb_init(idgen__segment_backend *b, const char *key, uint64_t step,
+                   uint64_t start_after) {
   keys_backend *k = (keys_backend *)b;
-  (void)step;
+  (void)step, (void)start_after;
   pthread_mutex_lock(&k->mu);
   int rc = 1;
   if (find(k, key) < 0 && k->nkeys < 8) {
@@ -73,7 +74,8 @@ static void kb_free(idgen__segment_backend *b) {
   (void)b;
 }
 
-static const idgen__segment_backend_class kb_class = {"keys", kb_init, kb_fetch, kb_free};
+static const idgen__segment_backend_class kb_class = {"keys", kb_init, kb_fetch, kb_free,
+                                                      NULL};
 
 typedef struct worker {
   idgen__segment *seg;
