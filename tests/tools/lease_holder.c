@@ -12,6 +12,7 @@
 
 #include "idgen.h"
 #include "idgen/etcd.h"
+#include "idgen/zookeeper.h"
 #include "idgen/lease.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -74,8 +75,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lease_holder: layout: %s\n", err);
     return 2;
   }
-  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
-  cfg.providers = providers; /* etcd too */
+  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd,
+                                                          &idgen_lease_zookeeper, NULL};
+  cfg.providers = providers; /* etcd and zookeeper too */
   idgen_lease *lease = NULL;
   int rc = idgen_lease_open(&lease, &cfg, &layout, err, sizeof err);
   if (rc) {
