@@ -9,6 +9,8 @@
 #   scripts/zookeeper-cluster.sh leader DIR      print the index of the current leader
 #   scripts/zookeeper-cluster.sh kill DIR I [SIG]    signal member I (default KILL), wait
 #   scripts/zookeeper-cluster.sh restart DIR I   start member I again with its old data
+#                                                (not waiting: alone it cannot serve)
+#   scripts/zookeeper-cluster.sh wait DIR        wait until every member serves (30 s)
 #   scripts/zookeeper-cluster.sh cli DIR ARGS... run zkCli-style commands (delete, get,
 #                                                ls) through the Java client
 # Environment: ZK_TICK_MS (default 500: sessions of 1-10 s, 2 to 20 ticks).
@@ -145,7 +147,12 @@ case "$cmd" in
   stop) [[ $# -ge 2 ]] || die "usage: stop DIR"; stop "$2" ;;
   leader) [[ $# -ge 2 ]] || die "usage: leader DIR"; leader "$2" ;;
   kill) [[ $# -ge 3 ]] || die "usage: kill DIR I [SIG]"; cluster_stop_member "$2" "$3" "${4:-KILL}" 100 ;;
-  restart) [[ $# -ge 3 ]] || die "usage: restart DIR I"; launch "$2" "$3"; wait_serving "$2" "$3" || true ;;
+  restart) [[ $# -ge 3 ]] || die "usage: restart DIR I"; launch "$2" "$3" ;;
+  wait)
+    [[ $# -ge 2 ]] || die "usage: wait DIR"
+    for ((i = 0; i < $(cat "$2/members"); i++)); do
+      wait_serving "$2" "$i" || die "member $i not serving; see $2/m$i.log"
+    done ;;
   cli) [[ $# -ge 3 ]] || die "usage: cli DIR COMMAND..."; d=$2; shift 2; cli "$d" "$@" ;;
-  *) die "usage: start|stop|leader|kill|restart|cli DIR ..." ;;
+  *) die "usage: start|stop|leader|kill|restart|wait|cli DIR ..." ;;
 esac
