@@ -2,7 +2,8 @@
  * real ensemble, for the fence lines of src/lease/zookeeper.c; each step's outcome is
  * printed, and the exit status says whether the fence held (0) or not (1).
  * Usage: zk_fence HOSTS NAMESPACE takeover|ttl|dc
- *   takeover  A claims; A's worker node is deleted by a foreign client; B claims the
+ *   takeover  A claims a worker with no HWM node (its floor must be now + ahead + one
+ *             interval, issue 23's rule); A's worker node is deleted by a foreign client; B claims the
  *             same worker ID: A's next HWM write must be refused (IDGEN_ELEASE), B's
  *             floor must be at or above A's last HWM written, and B's writes go on.
  *   ttl       the lease's TTL must be the session timeout the ensemble negotiated (asks
@@ -72,8 +73,13 @@ static int foreign_delete(const char *hosts, const char *path) {
 static int takeover(const char *hosts, const char *ns) {
   idgen_lease *a = NULL, *b = NULL;
   idgen_lease_grant ga, gb;
+  int64_t before_ms = idgen_wall_ns() / 1000000;
   if (open_one(&a, hosts, ns, "snowflake", -1, 10) || idgen_lease_acquire(a, &ga))
     return fprintf(stderr, "A: %s\n", a ? idgen_lease_why(a) : "open"), 1;
+  /* no HWM node yet: the floor is past now + ahead (3000) + one interval (1000) */
+  printf("A's first floor is %lld ms past the claim\n", (long long)(ga.hwm_ms - before_ms));
+  if (ga.hwm_ms < before_ms + 4000)
+    return printf("FRESH WAIT BROKEN: a worker with no HWM node was not waited for\n"), 1;
   int64_t a_hwm = ga.hwm_ms + 5000;
   if (idgen_lease_write_hwm(a, a_hwm))
     return fprintf(stderr, "A write: %s\n", idgen_lease_why(a)), 1;
@@ -137,6 +143,7 @@ static int dc(const char *hosts, const char *ns) {
   /* the whole worker IDs 0..33 taken without a datacenter: 33 is dc 1, worker 1 */
   idgen_lease *held[34] = {0};
   int n = 0, bad = 0;
+  max_skew_ms = 0; /* its holders write no HWM after claiming: their clocks grow old */
   for (; n < 34; n++)
     if (open_one(&held[n], hosts, ns, "twitter", -1, 10) || idgen_lease_acquire(held[n], &g))
       return fprintf(stderr, "whole %d: %s\n", n, held[n] ? idgen_lease_why(held[n]) : "open"), 1;
