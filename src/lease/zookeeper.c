@@ -437,7 +437,6 @@ static int claim_multi(zk_lease *z, acquiring *a, zoo_op_result_t *results, int 
     }
   }
   *nops = n;
-  (void)z;
   return zoo_multi(z->zh, n, ops, results);
 }
 

@@ -138,7 +138,7 @@ static int ttl(const char *hosts, const char *ns) {
 }
 
 static int dc(const char *hosts, const char *ns) {
-  idgen_lease *whole = NULL, *split = NULL;
+  idgen_lease *split = NULL;
   idgen_lease_grant g;
   /* the whole worker IDs 0..33 taken without a datacenter: 33 is dc 1, worker 1 */
   idgen_lease *held[34] = {0};
@@ -148,7 +148,6 @@ static int dc(const char *hosts, const char *ns) {
     if (open_one(&held[n], hosts, ns, "twitter", -1, 10) || idgen_lease_acquire(held[n], &g))
       return fprintf(stderr, "whole %d: %s\n", n, held[n] ? idgen_lease_why(held[n]) : "open"), 1;
   printf("held whole worker IDs 0-33\n");
-  (void)whole;
   if (open_one(&split, hosts, ns, "twitter", 1, 10) || idgen_lease_acquire(split, &g))
     return fprintf(stderr, "split: %s\n", split ? idgen_lease_why(split) : "open"), 1;
   printf("dc 1 claim got worker ID %llu\n", (unsigned long long)g.worker);
