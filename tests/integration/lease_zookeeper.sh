@@ -101,14 +101,14 @@ if part pause; then
 # after SIGCONT the paused one issues nothing more on it (its deadline passed), its next
 # HWM write is refused (the session expired), and no ID is issued twice.
 "$HOLDER" "${Z[@]}" --namespace p --worker-id-range 0-0 --every-ms 1 >"$T/p1.out" 2>"$T/p1.err" &
-a=$!; pids+=($a)
+a=$!; pids+=("$a")
 wait_held "$T/p1.err"
 sleep 0.5
 kill -STOP "$a"
 stopped_lines=$(wc -l <"$T/p1.out")
 wait_gone p 0
 "$HOLDER" "${Z[@]}" --namespace p --worker-id-range 0-0 --every-ms 1 >"$T/p2.out" 2>"$T/p2.err" &
-b=$!; pids+=($b)
+b=$!; pids+=("$b")
 wait_held "$T/p2.err"
 kill -CONT "$a"
 for _ in $(seq 100); do grep -qs '^# error .*zookeeper.*\(expired\|not this session\|not written\)' "$T/p1.err" && break; sleep 0.1; done
