@@ -46,6 +46,8 @@
 
 #include "idgen.h"
 #include "idgen/etcd.h"
+#include "idgen/redis.h"
+#include "idgen/zookeeper.h"
 #include "idgen/lease.h"
 
 #ifndef IDGEN_SOURCE_DIR
@@ -65,18 +67,15 @@ typedef struct coordinator {
   const char *endpoints_option; /* the lease option (idgen_lease_config_set) they go to */
 } coordinator;
 
-/* One row per coordinator, run in this order. The ZooKeeper (issue 25) and Redis
- * (issue 26) rows go at the marks below once their providers are merged, with the names
- * those branches chose (the ones below are guesses): the include of their header here,
- * their provider row, their library linked to bench_fleet in bench/CMakeLists.txt, and
- * their start script, with etcd-cluster.sh's interface (start DIR ARGS prints the
- * endpoints; stop DIR; DIR/m0.pid). With more than one member, CPU and RSS are member
- * 0's alone. */
+/* One row per coordinator, run in this order: its provider row, its script of scripts/
+ * (etcd-cluster.sh's interface: `start DIR ARGS` prints the endpoints; stop DIR;
+ * DIR/m0.pid), and the lease option the endpoints go to. With more than one member, CPU
+ * and RSS are member 0's alone. ZooKeeper's script sets maxClientCnxns=0: each holder is
+ * one session, one connection from 127.0.0.1 (the default allows 60). */
 static const coordinator coordinators[] = {
     {"etcd", &idgen_lease_etcd, "scripts/etcd-cluster.sh", "1", "etcd"},
-    /* ZooKeeper: {"zookeeper", &idgen_lease_zookeeper, "scripts/zookeeper.sh", "1",
-     *             "zookeeper"}, */
-    /* Redis:     {"redis", &idgen_lease_redis, "scripts/redis.sh", "1", "redis"}, */
+    {"zookeeper", &idgen_lease_zookeeper, "scripts/zookeeper-cluster.sh", "1", "zookeeper"},
+    {"redis", &idgen_lease_redis, "scripts/redis-server.sh", "--aof always", "redis"},
 };
 #define NCOORDINATORS (sizeof coordinators / sizeof coordinators[0])
 

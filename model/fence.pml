@@ -18,6 +18,15 @@
  *   MUT_CAP_EARLY     the cap raised before the HWM write succeeds
  *   MUT_STOP_RACE     keeper_stop disarms the generator first, a keeper step in flight
  *                     re-arms it, and the final HWM is written while it can still issue
+ *
+ * ZK: the ZooKeeper provider (src/lease/zookeeper.c) instead of etcd's. A lease is a
+ * session, a worker key its ephemeral node, the HWM key's revision the HWM node's
+ * version. Its HWM write is a setData at the version last seen, with no compare on the
+ * worker node (FENCE is true); a refused one reads the worker node's ephemeralOwner and
+ * retries once only when it is ours. Its claim is one multi that creates the worker
+ * node and sets the HWM node, unchanged, at the version just read: a write landing.
+ * With ZK, MUT_NO_REV (setData at any version) must yield a counterexample, and so must
+ *   MUT_ZK_NO_BUMP    the claim's multi does not set the HWM node (its version stays)
  */
 
 /* ---- bounds (spin -DNAME=value) ---------------------------------------------------- */
@@ -111,7 +120,7 @@ byte watch_w, watch_ts;
 byte h, i, j, tmp, cap, rc, ts;
 int ka, kb;
 
-#ifdef MUT_NO_FENCE
+#if defined(MUT_NO_FENCE) || defined(ZK)
 #define FENCE(k) true
 #else
 #define FENCE(k) (wk[w[k]] == OWNER(k)) /* compare: LEASE(worker key) == our lease */
@@ -119,6 +128,14 @@ int ka, kb;
 /* Revisions are etcd's global counter: every write that lands makes a new one, so "the
  * revision k saw is the key's" is exactly "nothing landed on it since k saw it": a bit,
  * cleared for everyone when a write lands, set for k when a reply tells k the revision. */
+/* A refused HWM write with the fence held: etcd's failure read both keys, ZooKeeper's
+ * looks at the worker node's ephemeralOwner. */
+#ifdef ZK
+#define MOVED_OURS(k) (wk[w[k]] == OWNER(k))
+#else
+#define MOVED_OURS(k) true
+#endif
+
 #ifdef MUT_NO_REV
 #define REV(k) true
 #define LATE_REV(k) true
@@ -217,8 +234,11 @@ inline hwm_txn(k, value) {
     fi
   :: up && !FENCE(k) -> rc = ELEASE;
     printf("%c%d writes HWM %d for worker %d: refused (not its lease)\n", WHO(k), value, w[k])
-  :: up && FENCE(k) && !REV(k) -> rc = EMOVED; rseen[k] = true; /* the failure's read */
+  :: up && FENCE(k) && !REV(k) && MOVED_OURS(k) -> rc = EMOVED; rseen[k] = true; /* read */
     printf("%c%d writes HWM %d for worker %d: refused (the HWM key moved)\n", WHO(k), value,
+           w[k])
+  :: up && FENCE(k) && !REV(k) && !MOVED_OURS(k) -> rc = ELEASE;
+    printf("%c%d writes HWM %d for worker %d: refused (moved, not its node)\n", WHO(k), value,
            w[k])
   :: !up -> rc = EUNAVAIL;
     printf("%c%d writes HWM %d for worker %d: no answer\n", WHO(k), value, w[k])
@@ -352,6 +372,9 @@ inline claiming(k) {
     wk[w[k]] = OWNER(k);
 #ifndef MUT_CLAIM_NO_HWM
     fl[k] = hwm[w[k]];
+#endif
+#if defined(ZK) && !defined(MUT_ZK_NO_BUMP)
+    hwm_lands(w[k], hwm[w[k]]); /* the multi's setData: the version moves */
 #endif
     if
     :: printf("%c%d claims worker %d, HWM %d\n", WHO(k), w[k], fl[k]);

@@ -4,12 +4,12 @@
 set -euo pipefail
 
 build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev libhiredis-dev python3 help2man
-       libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev libyaml-dev)
+       libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev libyaml-dev libzookeeper-mt-dev)
 test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
       python3-prometheus-client chromium postgresql-server-dev-15 spin python3-redis
-      file)
+      file zookeeper)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 
@@ -49,7 +49,7 @@ if ! $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # Debian starts some servers on install; the project starts its own on loopback ports.
-for svc in redis-server nginx postgresql mariadb etcd prometheus; do
+for svc in redis-server nginx postgresql mariadb etcd prometheus zookeeper; do
   if [[ " ${missing[*]} " == *" ${svc}"* ]] && command -v systemctl >/dev/null 2>&1; then
     $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi

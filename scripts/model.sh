@@ -37,7 +37,7 @@ else
   work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fi
 
-# model | what the run checks | its changes to the bounds | clean or trail
+# model | what the run checks | its changes to the bounds (space-separated) | clean or trail
 runs=(
   "fence|etcd: the protocol, every fault||clean"
   "fence|etcd: HWM write without the fence compare|MUT_NO_FENCE=1|trail"
@@ -45,6 +45,9 @@ runs=(
   "fence|etcd: cap raised before the write succeeds|MUT_CAP_EARLY=1|trail"
   "fence|etcd: final HWM written before the gen. stopped|MUT_STOP_RACE=1|trail"
   "fence|etcd: HWM write without the revision compare|MUT_NO_REV=1|trail"
+  "fence|zookeeper: the protocol, every fault|ZK=1|clean"
+  "fence|zookeeper: setData without the version|ZK=1 MUT_NO_REV=1|trail"
+  "fence|zookeeper: claim does not bump the HWM node|ZK=1 MUT_ZK_NO_BUMP=1|trail"
   "file|file: the protocol, every fault||clean"
   "file|file: HWM write without the inode check|MUT_NO_INODE_CHECK=1|trail"
   "file|file: a fresh file read as HWM 0|MUT_NO_FRESH_WAIT=1|trail"
@@ -62,7 +65,8 @@ verify() {
   local model what change expect bounds defs dir
   IFS='|' read -r model what change expect <<<"${runs[$1]}"
   if [[ $model == fence ]]; then bounds=("${fence_bounds[@]}"); else bounds=("${file_bounds[@]}"); fi
-  [[ -z $change ]] || mapfile -t bounds < <(with "$change" "${bounds[@]}")
+  local c
+  for c in $change; do mapfile -t bounds < <(with "$c" "${bounds[@]}"); done
   defs=("${bounds[@]/#/-D}")
   dir=$work/$1-$model
   rm -rf "$dir"; mkdir -p "$dir"; cp "model/$model.pml" "$dir/"

@@ -1,5 +1,5 @@
 /* idgen/lease.h: worker-ID leases with a fenced high-water mark (HWM): one provider
- * vtable (static, k8s, file, etcd), its configuration, and the keeper that feeds a
+ * vtable (static, k8s, file, etcd, zookeeper), its configuration, and the keeper that feeds a
  * generator. See docs/leases.md for the safety argument and the failure table. */
 #ifndef IDGEN_LEASE_H
 #define IDGEN_LEASE_H
@@ -22,6 +22,7 @@ typedef enum idgen_lease_kind {
   IDGEN_LEASE_STATIC = 1, /* --worker-id N: NO FENCE, the operator keeps IDs unique */
   IDGEN_LEASE_K8S = 2,    /* StatefulSet ordinal + offset: unique within one set */
   IDGEN_LEASE_ETCD = 3,   /* etcd v3 leases through its JSON gateway */
+  IDGEN_LEASE_ZOOKEEPER = 4, /* ZooKeeper sessions and versioned setData (3.8 C client) */
   IDGEN_LEASE_REDIS = 5,  /* Redis keys with PX expiry and Lua scripts: NOT a consensus
                              store, see docs/leases.md (libidgen-redis, idgen/redis.h) */
 } idgen_lease_kind;
@@ -41,8 +42,10 @@ typedef struct idgen_lease_config {
   char hostname[IDGEN_LEASE_NAME_MAX]; /* for k8s and holder records; "" = gethostname */
   char endpoints[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX]; /* --etcd URLS */
   int nendpoints;
+  char zookeeper[IDGEN_LEASE_PATH_MAX]; /* --zookeeper HOST:PORT[,...], IDGEN_ZOOKEEPER */
   char ns[IDGEN_LEASE_NAME_MAX]; /* --namespace, IDGEN_NAMESPACE; default "default" */
-  int64_t ttl_ms;                /* --lease-ttl SECONDS (etcd); default 10 s, >= 2 s */
+  int64_t ttl_ms;                /* --lease-ttl SECONDS (etcd; zookeeper: the session
+                                    timeout asked for); default 10 s, >= 2 s */
   int64_t margin_ms;             /* --lease-margin MS: stop this long before the TTL
                                     ends; 0 = min(2 s, TTL/3) */
   int64_t ahead_ms;              /* --hwm-ahead MS: cap = now + ahead; default 3000 */
@@ -99,7 +102,7 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
                                      const char *value, char *err, size_t errlen);
 
 /* Reads every option's environment variable (IDGEN_LEASE, IDGEN_STATE_DIR,
- * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD,
+ * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD, IDGEN_ZOOKEEPER,
  * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
  * IDGEN_REGION, IDGEN_K8S_REPLICAS, IDGEN_REDIS). Call before the flags, so that flags win. IDGEN_EINVAL
  * with a reason naming the variable. */
@@ -132,7 +135,8 @@ IDGEN_API uint64_t idgen_lease_space_worker(const idgen_lease_space *space,
  * TTL >= 2 s, margin below TTL * 2/3, the datacenter and range (idgen_lease_space_of),
  * static worker or k8s ordinal + offset within the claimed field and the range; with
  * k8s_replicas, the ordinal below it and offset + k8s_replicas - 1 (the last pod's
- * worker) within the field and the range too; endpoints present for etcd. */
+ * worker) within the field and the range too; endpoints present for etcd, and
+ * --zookeeper's hosts for zookeeper. */
 IDGEN_API int idgen_lease_config_check(const idgen_lease_config *config,
                                        const idgen_layout *layout, char *err,
                                        size_t errlen);

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "idgen/etcd.h"
 #include "idgen/redis.h"
+#include "idgen/zookeeper.h"
 #include "idgen/lease.h"
 
 size_t cli_lease_add_options(struct option *opts, size_t at, size_t max) {
@@ -51,6 +52,8 @@ static void usage(FILE *out) {
           "makes no state directory and writes no file. Providers:\n"
           "  file    one host: the smallest worker-N lock file free in the state dir\n"
           "  etcd    a fleet: etcd v3 leases, HWM written only while the lease holds\n"
+          "  zookeeper  a fleet: an ephemeral node per worker ID; the HWM node written\n"
+          "          only at the version this holder last saw (--zookeeper HOST:PORT,...)\n"
           "  redis   a fleet on one Redis primary (--redis URL): token-fenced scripts;\n"
           "          NOT consensus: a failover or a restart without AOF loses keys\n"
           "  k8s     StatefulSet ordinal (IDGEN_POD_INDEX or the -N hostname suffix) +\n"
@@ -147,8 +150,9 @@ int idgen__cmd_lease(int argc, char **argv) {
   if (idgen_lease_config_check(&config, &layout, err, sizeof err))
     return cli_error(CLI_USAGE, "lease", "%s", err);
   static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd,
-                                                         &idgen_lease_redis, NULL};
-  config.providers = providers; /* the binary links every provider: etcd too */
+                                                         &idgen_lease_redis,
+                                                         &idgen_lease_zookeeper, NULL};
+  config.providers = providers; /* the binary links every provider */
   idgen_lease *lease;
   int rc = idgen_lease_open_readonly(&lease, &config, &layout, err, sizeof err);
   if (rc)

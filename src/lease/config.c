@@ -36,7 +36,8 @@ void idgen_lease_config_init(idgen_lease_config *c) {
 /* A kind libidgen knows: its name, the checks of its options, and its constructor when
  * libidgen has it. etcd's options are parsed and checked here, whether or not the
  * provider is linked; its constructor comes from libidgen-etcd, through
- * config->providers (idgen_lease_etcd); Redis's likewise (idgen_lease_redis). */
+ * config->providers (idgen_lease_etcd); ZooKeeper's from libidgen-zookeeper
+ * (idgen_lease_zookeeper) and Redis's from libidgen-redis (idgen_lease_redis) likewise. */
 typedef struct kind_row {
   idgen_lease_provider provider; /* kind, name; .open NULL: in another library */
   int (*check)(const idgen_lease_config *c, const idgen_lease_space *space, char *err,
@@ -62,9 +63,9 @@ int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out) {
 
 static const idgen_lease_option options[] = {
     {"lease", "IDGEN_LEASE", 1, "KIND",
-     "worker-ID provider: file (one host, default), etcd (fleet), redis (fleet, not "
-     "consensus), k8s (StatefulSet "
-     "ordinal), static (--worker-id; NO FENCE: two processes with one ID collide)"},
+     "worker-ID provider: file (one host, default), etcd (fleet), zookeeper (fleet), redis "
+     "(fleet, not consensus), k8s (StatefulSet ordinal), static (--worker-id; NO FENCE: two "
+     "processes with one ID collide)"},
     {"state-dir", "IDGEN_STATE_DIR", 1, "DIR",
      "where lock files and local HWM files live (file, static, k8s)"},
     {"worker-id", "IDGEN_WORKER_ID", 1, "N", "static: the worker ID (unchecked: no fence)"},
@@ -78,25 +79,33 @@ static const idgen_lease_option options[] = {
      "snowflake generators in one namespace"},
     {"etcd", "IDGEN_ETCD", 1, "URLS",
      "etcd: endpoints, comma-separated (http://host:port)"},
+    {"zookeeper", "IDGEN_ZOOKEEPER", 1, "HOST:PORT[,...]",
+     "zookeeper: the ensemble's servers, comma-separated (host:port); its maxClientCnxns "
+     "must allow one connection per generator"},
     {"redis", "IDGEN_REDIS", 1, "URL",
      "redis: the primary, redis://[user:pass@]HOST:PORT[/db] (not a consensus store: "
      "see docs/leases.md)"},
     {"redis-min-replicas", NULL, 1, "N",
      "redis: each HWM write waits (WAIT) until N replicas have it (default 0)"},
     {"namespace", "IDGEN_NAMESPACE", 1, "NAME",
-     "worker IDs are unique per namespace: etcd keys live under /idgen/NAME/; file, "
+     "worker IDs are unique per namespace: etcd keys and ZooKeeper nodes live under "
+     "/idgen/NAME/; file, "
      "static and k8s claim each ID host-wide in it (default \"default\")"},
     {"lease-ttl", "IDGEN_LEASE_TTL", 1, "SECONDS",
-     "etcd, redis: lease TTL (default 10, at least 2)"},
+     "etcd, redis: lease TTL; zookeeper: the session timeout asked for (the ensemble may "
+     "negotiate another, which counts) (default 10, at least 2)"},
     {"lease-margin", NULL, 1, "MS",
      "stop issuing this long before the lease would expire (default min(2000, TTL/3))"},
     {"hwm-ahead", NULL, 1, "MS", "cap = now + this, persisted before use (default 3000)"},
     {"hwm-interval", NULL, 1, "MS", "how often the HWM is written (default 1000)"},
     {"hwm-wait-max", NULL, 1, "MS",
      "refuse to start when the HWM is further ahead than this (default 30000)"},
-    {"etcd-timeout", NULL, 1, "MS", "etcd, redis: per-request timeout (default 5000)"},
+    {"etcd-timeout", NULL, 1, "MS",
+     "etcd, redis: per-request timeout; zookeeper: how long opening waits for a session "
+     "(default 5000)"},
     {"max-clock-skew", NULL, 1, "MS",
-     "etcd: refuse to start this far from the median clock of live peers (default 10000; "
+     "etcd, zookeeper: refuse to start this far from the median clock of live peers "
+     "(default 10000; "
      "0: do not check)"},
     {"require-ntp-sync", NULL, 0, NULL,
      "refuse to start when the kernel says the clock is "
@@ -108,7 +117,8 @@ static const idgen_lease_option options[] = {
      "claim only these values of the claimed field (the low one with --datacenter): "
      "file and etcd take the smallest free one; static and k8s must fall in it"},
     {"region", "IDGEN_REGION", 1, "NAME",
-     "this region's name, written in holder records; etcd refuses to start when a live "
+     "this region's name, written in holder records; etcd and zookeeper refuse to start "
+     "when a live "
      "holder of the same datacenter names another (default \"default\")"},
     {NULL, NULL, 0, NULL, NULL},
 };
@@ -173,6 +183,43 @@ static int set_endpoints(idgen_lease_config *c, const char *value, char *err,
   char why[IDGEN_LEASE_WHY_MAX];
   if (endpoints_parse(value, c->endpoints, &c->nendpoints, why, sizeof why))
     return fail(err, errlen, "--etcd: %s", why);
+  return 0;
+}
+
+/* --zookeeper "HOST:PORT[,HOST:PORT...]" (blanks dropped), kept as the client's host
+ * string: each host non-empty, each port 1-65535, at most IDGEN_LEASE_ENDPOINTS_MAX. */
+static int set_zookeeper(idgen_lease_config *c, const char *value, char *err,
+                         size_t errlen) {
+  char buf[IDGEN_LEASE_PATH_MAX], out[IDGEN_LEASE_PATH_MAX] = "";
+  if (strlen(value) >= sizeof buf)
+    return fail(err, errlen, "--zookeeper: too long");
+  snprintf(buf, sizeof buf, "%s", value);
+  int n = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    while (*tok == ' ')
+      tok++;
+    size_t len = strlen(tok);
+    while (len && tok[len - 1] == ' ')
+      tok[--len] = '\0';
+    if (!*tok)
+      continue;
+    char *colon = strrchr(tok, ':');
+    int64_t port;
+    if (!colon || colon == tok || parse_i64(colon + 1, 1, 65535, &port))
+      return fail(err, errlen, "--zookeeper: '%s' is not HOST:PORT", tok);
+    if (strchr(tok, '/') || strchr(tok, ' '))
+      return fail(err, errlen, "--zookeeper: '%s' is not HOST:PORT (no paths, no blanks)",
+                  tok);
+    if (++n > IDGEN_LEASE_ENDPOINTS_MAX)
+      return fail(err, errlen, "--zookeeper: more than %d servers",
+                  IDGEN_LEASE_ENDPOINTS_MAX);
+    size_t used = strlen(out);
+    snprintf(out + used, sizeof out - used, "%s%s", used ? "," : "", tok);
+  }
+  if (n == 0)
+    return fail(err, errlen, "--zookeeper: no server given");
+  snprintf(c->zookeeper, sizeof c->zookeeper, "%s", out);
   return 0;
 }
 
@@ -241,7 +288,8 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
   }
   if (!strcmp(name, "lease")) {
     if (idgen_lease_kind_parse(value, &c->kind))
-      return fail(err, errlen, "--lease: unknown provider '%s' (file, etcd, redis, k8s, static)",
+      return fail(err, errlen,
+                  "--lease: unknown provider '%s' (file, etcd, zookeeper, redis, k8s, static)",
                   value);
   } else if (!strcmp(name, "state-dir")) {
     if (!*value || strlen(value) >= sizeof c->state_dir)
@@ -249,6 +297,8 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
   } else if (!strcmp(name, "etcd")) {
     return set_endpoints(c, value, err, errlen);
+  } else if (!strcmp(name, "zookeeper")) {
+    return set_zookeeper(c, value, err, errlen);
   } else if (!strcmp(name, "redis")) {
     idgen__redis_url url;
     char why[300];
@@ -269,7 +319,7 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     if (parse_i64(value, 0, 86400, &v))
       return fail(err, errlen, "--lease-ttl: '%s' is not a number of seconds", value);
     if (v < 2)
-      return fail(err, errlen, "--lease-ttl: %s s is below etcd's minimum of 2 s", value);
+      return fail(err, errlen, "--lease-ttl: %s s is below the minimum of 2 s", value);
     c->ttl_ms = v * 1000;
   } else if (!strcmp(name, "require-ntp-sync")) {
     c->require_ntp_sync = 1;
@@ -436,6 +486,15 @@ static int check_etcd(const idgen_lease_config *c, const idgen_lease_space *spac
   return 0;
 }
 
+static int check_zookeeper(const idgen_lease_config *c, const idgen_lease_space *space,
+                           char *err, size_t errlen) {
+  (void)space;
+  if (!c->zookeeper[0])
+    return fail(err, errlen,
+                "--lease zookeeper needs --zookeeper HOST:PORT[,...] (or IDGEN_ZOOKEEPER)");
+  return 0;
+}
+
 /* A claim that finds no HWM history waits TTL + ahead (src/lease/redis.c). */
 static int check_redis(const idgen_lease_config *c, const idgen_lease_space *space,
                        char *err, size_t errlen) {
@@ -454,7 +513,7 @@ static int check_redis(const idgen_lease_config *c, const idgen_lease_space *spa
 int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *layout,
                              char *err, size_t errlen) {
   if (c->ttl_ms < 2000)
-    return fail(err, errlen, "--lease-ttl: %lld ms is below etcd's minimum of 2 s",
+    return fail(err, errlen, "--lease-ttl: %lld ms is below the minimum of 2 s",
                 (long long)c->ttl_ms);
   int64_t margin = effective_margin(c);
   if (margin >= c->ttl_ms - c->ttl_ms / 3)
@@ -550,6 +609,7 @@ static const kind_row kinds[] = {
     {{IDGEN_LEASE_STATIC, "static", open_static}, check_static},
     {{IDGEN_LEASE_K8S, "k8s", open_k8s}, check_k8s},
     {{IDGEN_LEASE_ETCD, "etcd", NULL}, check_etcd},
+    {{IDGEN_LEASE_ZOOKEEPER, "zookeeper", NULL}, check_zookeeper},
     {{IDGEN_LEASE_REDIS, "redis", NULL}, check_redis},
 };
 

@@ -8,6 +8,7 @@
 
 #include "idgen/etcd.h"
 #include "idgen/redis.h"
+#include "idgen/zookeeper.h"
 #include "server/generator.h"
 #include "server/log.h"
 
@@ -112,9 +113,10 @@ static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
     goto fail;
   }
   char why[256];
-  /* The server links every provider: etcd too. */
+  /* The server links every provider. */
   static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd,
-                                                         &idgen_lease_redis, NULL};
+                                                         &idgen_lease_redis,
+                                                         &idgen_lease_zookeeper, NULL};
   idgen_lease_config lc = spec->lease;
   lc.providers = providers;
   rc = idgen_lease_open(&s->lease, &lc, &s->layout, why, sizeof why);
@@ -415,7 +417,7 @@ static const idgen__gen_family families[] = {
     {"idgen_lease_state", "gauge", "The lease keeper's state: 1 for the one it is in.",
      m_lease_state, 0},
     {"idgen_lease_request_duration_seconds", "histogram",
-     "Requests to the coordination service (etcd), by provider; none for local providers.",
+     "Requests to the coordination service (etcd, zookeeper), by provider; none for local providers.",
      m_lease_latency, 0},
     {"idgen_lease_datacenter", "gauge",
      "The datacenter (the layout's high node field, --datacenter) this generator issues "

@@ -30,6 +30,8 @@
 #   all-restart etcd-leader etcd-quorum regions exhausted file-restart file-statedir
 #   file-removed netdelay segment segment-mariadb-rc segment-mariadb-flickr mixed
 #   redis redis-volatile redis-negative segment-redis (on scripts/redis-server.sh)
+#   zookeeper (its own 3-member ZooKeeper ensemble; its negative control is the mutant
+#   zk-control-no-version of tests/mutants.txt, run by scripts/mutants.sh)
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,7 +39,7 @@ IDGEN="" CLIENT="" DELAY="" TICKET="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
      etcd-leader etcd-quorum regions exhausted file-restart file-statedir file-removed netdelay
-     segment segment-mariadb-rc segment-mariadb-flickr mixed redis redis-volatile
+     segment segment-mariadb-rc segment-mariadb-flickr mixed zookeeper redis redis-volatile
      redis-negative segment-redis)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
@@ -80,6 +82,8 @@ if [[ -z $WORK ]]; then WORK=$(mktemp -d /tmp/idgen-chaos.XXXXXX); own_work=1; f
 mkdir -p "$WORK"
 ETCD_DIR=$WORK/etcd
 ETCD_B_DIR=$WORK/etcd-b # the second region's etcd (scenario regions)
+ZK_DIR=$WORK/zk         # the ZooKeeper ensemble (scenario zookeeper)
+ZK_EPS=""
 PG_DIR=$WORK/pg         # PostgreSQL for the segment generators (scenario segment)
 PG_PORT=""
 MDB_DIRS=()            # MariaDB ticket servers (scenarios segment-mariadb-*)
@@ -98,6 +102,10 @@ cleanup() {
   for p in "${PROXIES[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   [[ -f $ETCD_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
   [[ -f $ETCD_B_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
+  if [[ -f $ZK_DIR/members ]]; then
+    for i in 0 1 2; do [[ -f $ZK_DIR/m$i.pid ]] && kill -CONT "$(cat "$ZK_DIR/m$i.pid")" 2>/dev/null; done
+    "$SRC/scripts/zookeeper-cluster.sh" stop "$ZK_DIR" >/dev/null 2>&1 || true
+  fi
   [[ -n $PG_PORT ]] && "$SRC/scripts/pg-cluster.sh" stop "$PG_DIR" >/dev/null 2>&1 || true
   for d in "${MDB_DIRS[@]}"; do "$SRC/scripts/mariadb-cluster.sh" stop "$d" >/dev/null 2>&1 || true; done
   for d in "${REDIS_DIRS[@]}"; do "$SRC/scripts/redis-server.sh" stop "$d" >/dev/null 2>&1 || true; done
@@ -105,7 +113,7 @@ cleanup() {
   if [[ $KEEP -eq 0 && $own_work -eq 1 && $FAILED -eq 0 && $rc -eq 0 ]]; then
     rm -rf "$WORK"
   else
-    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ "$PG_DIR/data" 2>/dev/null || true
+    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ "$ZK_DIR"/m*/ "$PG_DIR/data" 2>/dev/null || true
     for d in "${MDB_DIRS[@]}"; do rm -rf "$d"/m*/data; done
     log "work dir kept (logs; histories of checked scenarios deleted): $WORK"
   fi
@@ -992,6 +1000,71 @@ scn_redis() {
   finish
 }
 
+# ---- ZooKeeper ----------------------------------------------------------------------
+
+# zk_up: the 3-member ensemble (scripts/zookeeper-cluster.sh), started once. Ticks of
+# 1 s: sessions of 2-20 s.
+ZK_TTL=9
+zk_up() {
+  [[ -n $ZK_EPS ]] && return 0
+  ZK_EPS=$(ZK_TICK_MS=1000 "$SRC/scripts/zookeeper-cluster.sh" start "$ZK_DIR" 3) ||
+    { log "ZooKeeper ensemble did not start; see $ZK_DIR/m*.log"; return 1; }
+  log "ZooKeeper ensemble at $ZK_EPS"
+}
+
+# The ZooKeeper provider's serve args for policy P. The session timeout (keepalive every
+# third of it) is long beside the HWM's reach (ahead 1 s, a write every 250 ms): a holder
+# that went on after losing its worker, unfenced, would issue above its successor's floor.
+zk_args() {
+  echo "--policy $1 --lease zookeeper --zookeeper $ZK_EPS --namespace $NS --lease-ttl $ZK_TTL --lease-margin 2000 --hwm-ahead 1000 --hwm-interval 250 --state-dir $SD/state"
+}
+
+# The nemesis of the etcd scenarios, in one run on ZooKeeper: clocks stepped, a worker
+# node deleted by a foreign client (its holder's session alive) and claimed by a new
+# replica, a replica paused past the session timeout, kill -9 with the clock set back,
+# the leader killed, quorum lost past the session timeout.
+scn_zookeeper() {
+  begin zookeeper "ZooKeeper: clock steps, a worker node taken over, pause past the session, kill -9 with the clock back, leader kill, quorum loss"
+  zk_up || { finish; return; }
+  local i zkc=$SRC/scripts/zookeeper-cluster.sh
+  for i in 0 1 2; do start_replica "$i" "$(zk_args wait)"; done
+  for i in 0 1 2; do wait_ready "$i" 30 || { note "r$i not ready: $(tail -1 "$SD/r$i.log" | cut -c26-120)"; finish; return; }; done
+  for i in 0 1 2; do start_clients "$i"; done
+  sleep "$PHASE"
+  # clocks: r1 back 3 s, r2 ahead 2 s, then right again
+  set_clock 1 -3; set_clock 2 +2; sleep "$PHASE"; set_clock 1 +0; set_clock 2 +0
+  # a worker node deleted under its live holder; r3 claims it (smallest free)
+  local w; w=$(worker_of 0)
+  "$zkc" cli "$ZK_DIR" delete "/idgen/$NS/workers/$w" >/dev/null
+  start_replica 3 "$(zk_args wait)"
+  if wait_ready 3 30; then start_clients 3; note "r0's worker $w deleted; r3 took $(worker_of 3)"; else note "r3 not ready"; fi
+  sleep $((PHASE + 3))
+  # r1 paused past its session timeout
+  kill -STOP "${RPID[1]}"; sleep $((ZK_TTL + 3)); kill -CONT "${RPID[1]}"
+  sleep "$PHASE"
+  # r2 killed -9 and restarted at once with its clock 2 s back
+  stop_replica 2 KILL; set_clock 2 -2; start_replica 2
+  wait_ready 2 40 && note "r2 restarted, worker $(worker_of 2)" || note "r2 not ready after kill -9"
+  sleep "$PHASE"
+  # the leader killed, then back
+  local l; l=$("$zkc" leader "$ZK_DIR")
+  "$zkc" kill "$ZK_DIR" "$l" KILL; sleep $((PHASE + 2)); "$zkc" restart "$ZK_DIR" "$l"; "$zkc" wait "$ZK_DIR" || note "ensemble not back"
+  note "killed leader m$l"
+  sleep "$PHASE"
+  # quorum lost past the session timeout, then restored
+  l=$("$zkc" leader "$ZK_DIR")
+  local a=$(( (l + 1) % 3 ))
+  "$zkc" kill "$ZK_DIR" "$a" KILL; "$zkc" kill "$ZK_DIR" "$l" KILL
+  sleep $((ZK_TTL + 2))
+  note "during the loss: ready $(for i in 0 1 2 3; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
+  "$zkc" restart "$ZK_DIR" "$a"; "$zkc" restart "$ZK_DIR" "$l"; "$zkc" wait "$ZK_DIR" || note "ensemble not back"
+  HEAL_MS=$(now_ms)
+  sleep $((PHASE + ZK_TTL + 5))
+  note "after: workers $(worker_of 0)/$(worker_of 1)/$(worker_of 2)/$(worker_of 3)"
+  check_recovered 0 1 2 3
+  finish
+}
+
 # Redis without persistence, killed and restarted empty under r0's load; r1 starts at
 # once and claims r0's worker ID, whose history is gone: it must wait TTL + ahead, by
 # which time r0 has stopped. r0 writes its HWM every 3 s (ahead 6 s), so it notices the
@@ -1066,7 +1139,7 @@ EOF
 
 log "seed $SEED, phase $PHASE s, batch $BATCH, pause $PAUSE_MS ms, TTL $TTL s, work $WORK"
 for s in "${SCENARIOS[@]}"; do
-  case "$s" in negative|file-restart|file-statedir|file-removed|segment-mariadb-*|redis*|segment-redis) ;; *) etcd_up; break ;; esac
+  case "$s" in negative|file-restart|file-statedir|file-removed|segment-mariadb-*|redis*|segment-redis|zookeeper) ;; *) etcd_up; break ;; esac
 done
 for s in "${SCENARIOS[@]}"; do
   case "$s" in
@@ -1093,6 +1166,7 @@ for s in "${SCENARIOS[@]}"; do
     redis-volatile) scn_redis_volatile 0 ;;
     redis-negative) scn_redis_volatile 1 ;;
     segment-redis) scn_segment_redis ;;
+    zookeeper) scn_zookeeper ;;
     mixed)
       if [[ $MINUTES -gt 0 ]]; then
         # Rounds of at most ROUND s, each checked on its own, until the time is up.

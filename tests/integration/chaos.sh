@@ -3,7 +3,8 @@
 # fault): real replicas on a real 3-member etcd, clocks stepped, processes paused and
 # killed, etcd leader and quorum lost, worker IDs exhausted, the state dir full,
 # read-only and removed under load, etcd slowed, segment generators on PostgreSQL, etcd and MariaDB (one at READ-COMMITTED,
-# one beside a Flickr one-number client); `idgen check` must find no duplicate and no disorder after
+# one beside a Flickr one-number client), the ZooKeeper provider on a 3-member ensemble of its
+# own (scenario zookeeper, ~100 s); `idgen check` must find no duplicate and no disorder after
 # each, and must find the duplicates of the negative control. About 6 minutes here (341 s).
 # Usage: chaos.sh /path/to/idgen
 set -euo pipefail

@@ -26,6 +26,7 @@ libdir=$(dirname "$(find "$p" -name libidgen.so -print -quit)")
 [[ -n $libdir && $libdir == "$p"/lib* ]] || fail "no libidgen.so under $prefix/lib"
 for f in libidgen.a libidgen-opaque.so libidgen-opaque.a libidgen-etcd.so libidgen-etcd.a \
   libidgen-redis.so libidgen-redis.a pkgconfig/idgen-redis.pc \
+  libidgen-zookeeper.so libidgen-zookeeper.a pkgconfig/idgen-zookeeper.pc \
   pkgconfig/idgen.pc pkgconfig/idgen-opaque.pc pkgconfig/idgen-etcd.pc cmake/idgen/idgenConfig.cmake \
   cmake/idgen/idgenConfigVersion.cmake cmake/idgen/idgenTargets.cmake; do
   [[ -e $libdir/$f ]] || fail "no ${libdir#"$root"}/$f"

@@ -1,8 +1,10 @@
 /* lease_holder.c: a test program that holds a worker-ID lease and issues IDs, printing
  * "<ms> <worker> <id>" lines on stdout and "# ..." events (states, refusals, each new
  * lease error, each HWM the keeper has written) on stderr, until SIGTERM
- * (graceful: final HWM, release) or --duration-ms after it first held the lease.
- * Usage: lease_holder [lease options] [--layout SPEC] [--every-ms N] [--duration-ms N] */
+ * (graceful: final HWM, release), --duration-ms after it first held the lease, or once
+ * --count IDs were issued (--every-ms 0: up to 1024 IDs between two looks at the keeper).
+ * Usage: lease_holder [lease options] [--layout SPEC] [--every-ms N] [--duration-ms N]
+ *        [--count N] */
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,6 +14,8 @@
 
 #include "idgen.h"
 #include "idgen/etcd.h"
+#include "idgen/redis.h"
+#include "idgen/zookeeper.h"
 #include "idgen/lease.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -32,7 +36,7 @@ int main(int argc, char **argv) {
   size_t nlo = 0;
   while (lo[nlo].name)
     nlo++;
-  struct option *opts = calloc(nlo + 4, sizeof *opts);
+  struct option *opts = calloc(nlo + 5, sizeof *opts);
   size_t k = 0;
   for (size_t i = 0; i < nlo; i++)
     opts[k++] = (struct option){lo[i].name, lo[i].has_arg ? required_argument : no_argument,
@@ -40,6 +44,7 @@ int main(int argc, char **argv) {
   opts[k++] = (struct option){"layout", required_argument, NULL, 'l'};
   opts[k++] = (struct option){"every-ms", required_argument, NULL, 'e'};
   opts[k++] = (struct option){"duration-ms", required_argument, NULL, 'd'};
+  opts[k++] = (struct option){"count", required_argument, NULL, 'c'};
 
   idgen_lease_config cfg;
   idgen_lease_config_init(&cfg);
@@ -49,7 +54,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *layout_spec = "snowflake";
-  int64_t every_ms = 2, duration_ms = 0;
+  int64_t every_ms = 2, duration_ms = 0, count = 0, issued = 0;
   int opt;
   while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     if (opt >= 1000) {
@@ -63,6 +68,8 @@ int main(int argc, char **argv) {
       every_ms = atoll(optarg);
     } else if (opt == 'd') {
       duration_ms = atoll(optarg);
+    } else if (opt == 'c') {
+      count = atoll(optarg);
     } else {
       return 2;
     }
@@ -74,8 +81,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lease_holder: layout: %s\n", err);
     return 2;
   }
-  static const idgen_lease_provider *const providers[] = {&idgen_lease_etcd, NULL};
-  cfg.providers = providers; /* etcd too */
+  static const idgen_lease_provider *const providers[] = {
+      &idgen_lease_etcd, &idgen_lease_zookeeper, &idgen_lease_redis, NULL};
+  cfg.providers = providers; /* every provider the binary has */
   idgen_lease *lease = NULL;
   int rc = idgen_lease_open(&lease, &cfg, &layout, err, sizeof err);
   if (rc) {
@@ -146,14 +154,19 @@ int main(int argc, char **argv) {
       last_hwm = st.hwm_ms;
     }
     uint64_t id;
-    rc = idgen_gen_next(gen, &id);
-    if (rc == 0) {
+    int burst = every_ms == 0 ? 1024 : 1;
+    for (int b = 0; b < burst && (rc = idgen_gen_next(gen, &id)) == 0; b++) {
       idgen_parts p;
       idgen_decompose(&layout, id, &p);
       printf("%lld %llu %llu\n", (long long)p.time_ms, (unsigned long long)p.worker,
              (unsigned long long)id);
       last_err = 0;
-    } else if (rc != last_err) {
+      if (count && ++issued >= count)
+        stop_flag = 1;
+      if (stop_flag)
+        break;
+    }
+    if (rc != 0 && rc != last_err) {
       char why[256];
       idgen_keeper_last_error(keeper, why, sizeof why);
       fprintf(stderr, "# refused %s (%s)\n", idgen_err_name(rc), why);
