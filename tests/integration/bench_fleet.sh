@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench_fleet's smoke run, so that the benchmark cannot rot: 16 holders against each
 # coordinator of its table (etcd, ZooKeeper, Redis), started by the project's scripts. It
-# asserts only what bench_fleet checks itself and says in its table: the 16 workers distinct and the
-# whole space 0-15, one more holder refused with IDGEN_ENOWORKER and a why() that says all
-# are taken, no lease lost; never a timing. Usage: bench_fleet.sh /path/to/idgen
+# asserts only what bench_fleet checks itself and says in its table: the 16 workers
+# distinct and the whole space 0-15, one more holder refused with IDGEN_ENOWORKER and a
+# why() that says all are taken, no lease lost; never a timing. Usage: bench_fleet.sh
+# /path/to/idgen
 set -euo pipefail
 trap 'echo "FAIL: line $LINENO: $BASH_COMMAND (exit $?)" >&2' ERR
 IDGEN=${1:?usage: bench_fleet.sh /path/to/idgen}
