@@ -380,6 +380,25 @@ int64_t idgen__segment_next_batch(idgen__segment *seg, uint64_t *out, size_t n) 
   return (int64_t)done;
 }
 
+int idgen__segment_next_range(idgen__segment *seg, uint64_t n, uint64_t *first,
+                              uint64_t *count, uint64_t *stride) {
+  if (n == 0)
+    return IDGEN_EINVAL;
+  for (;;) {
+    uint64_t f, st, w;
+    uint64_t k = reserve(seg, n, &f, &st, &w);
+    if (k) {
+      *first = f;
+      *count = k;
+      *stride = st;
+      return 0;
+    }
+    int rc = next_block(seg, w);
+    if (rc)
+      return rc;
+  }
+}
+
 /* ---- Life cycle and stats ---------------------------------------------------------- */
 
 int idgen__segment_new(idgen__segment **out, const idgen__segment_config *c, char *err,
