@@ -46,9 +46,17 @@ static void after_fork_parent(void) {
  * call (drop_forked): here only the locks are released and the epoch moved. */
 static void after_fork_child(void) {
   atomic_fetch_add(&idgen__client_fork_epoch, 1);
-  for (idgen_client *c = registry; c; c = c->next_client)
-    unlock_client(c);
-  pthread_mutex_unlock(&registry_mu);
+  /* The parent's threads waited on these condvars: a child has none of those waiters,
+   * so the condvars (and the locks, held by this thread) start afresh. */
+  for (idgen_client *c = registry; c; c = c->next_client) {
+    for (stream *s = c->streams; s; s = s->next) {
+      pthread_mutex_init(&s->mu, NULL);
+      idgen__client_cond_init(&s->cv);
+    }
+    pthread_mutex_init(&c->mu, NULL);
+    idgen__client_cond_init(&c->refill_cv);
+  }
+  pthread_mutex_init(&registry_mu, NULL);
 }
 static void install_atfork(void) {
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);

@@ -31,9 +31,8 @@ int idgen__client_parse_range(const redisReply *r, uint64_t asked, uint64_t *fir
   if (!r)
     return IDGEN_EPROTO;
   if (r->type == REDIS_REPLY_ERROR)
-    return strstr(r->str, "has no ranges") || strstr(r->str, "only a segment generator")
-               ? IDGEN__REPLY_NO_RANGES
-               : IDGEN_EPROTO;
+    return strstr(r->str, "snowflake generator has no ranges") ? IDGEN__REPLY_NO_RANGES
+                                                               : IDGEN_EPROTO;
   if (r->type != REDIS_REPLY_ARRAY || (r->elements != 2 && r->elements != 3))
     return IDGEN_EPROTO;
   uint64_t f, l, st = 1;

@@ -252,7 +252,7 @@ static int cmd_bad(void) {
     return 2;
   uint64_t id;
   char why[256];
-  const char *names[] = {"bad name!", "", "nope", name};
+  const char *names[] = {"bad name!", "", "nope", "tokens", name};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     int rc = idgen_client_next(client, names[i], &id);
     idgen_client_name_error(client, names[i], why, sizeof why);
