@@ -20,8 +20,9 @@
  * servers guarantee it): an ID received is handed out at most once; buffered IDs that
  * go unused (max_age_ms passed, fork, _free, a thread's chunk left at its exit) are
  * burnt, never reissued. A reply that comes after its request timed out is discarded:
- * its connection was closed at the time-out. No call waits longer than max_wait_ms for
- * a refill.
+ * every request goes with an ECHO of a fresh tag, and the replies read before that
+ * tag's ECHO are dropped unread. No call waits longer than max_wait_ms for a refill
+ * (measured on the real monotonic clock; a loaded machine may add its own delays).
  *
  * Order. One thread's IDs of a name rise within one range or one array (IDS answers in
  * increasing order). Nothing more: IDs of different refills (different servers, or one
