@@ -56,6 +56,8 @@ row() { # label command...: runs, prints "label | value"
 {
   row "range, 1 thread" "$bench" range "$SEG" orders 1 "$seconds"
   row "range, 2 threads" "$bench" range "$SEG" orders 2 "$seconds"
+  row "in-process segment generator, 1 thread" "$build/bench_segment" --numbers 200000000 \
+    --step 1000000 --max-step 1000000
   row "snowflake via client, 1 server" "$bench" ids "$ONE" default 1 "$seconds"
   row "snowflake via client, 3 servers" "$bench" ids "$ALL" default 1 "$seconds"
   row "IDS 4096 pipelined by hand (depth 4), 1 server" "$bench" pipelined "$ONE" default "$seconds" 4
@@ -67,12 +69,15 @@ cat "$work/rows"
 val() { grep -F "$1" "$work/rows" | head -1 | awk -F'\t' '{split($2, a, " "); print a[2]}'; }
 r1=$(val "range, 1 thread") r2=$(val "range, 2 threads") s1=$(val "client, 1 server") s3=$(val "client, 3 servers")
 p=$(val "pipelined by hand") one=$(val "one ID per round trip")
+seg_ns=$(grep -F "in-process segment" "$work/rows" | grep -o 'ns_per_number=[0-9.]*' | cut -d= -f2)
+seg=$(awk -v n="$seg_ns" 'BEGIN {printf "%.0f", 1e9 / n}')
 {
   echo "## libidgen-client (bench/client.sh, $(date -u +%Y-%m-%d), ${seconds} s per row, one run)"
   echo
   echo "| what | calls/s | ratio |"
   echo "| --- | ---: | --- |"
   echo "| range (segment), next(), 1 thread | $r1 | goal 200 M/s: $(awk -v a="$r1" 'BEGIN {printf "%.2f", a / 2e8}') × |"
+  echo "| in-process segment generator (bench_segment, file backend, blocks of 10^6), 1 thread | $seg | client range, 1 thread ÷ this: $(awk -v a="$r1" -v b="$seg" 'BEGIN {printf "%.2f", a / b}') |"
   echo "| range (segment), next(), 2 threads | $r2 | $(awk -v a="$r2" -v b="$r1" 'BEGIN {printf "%.2f", a / b}') × 1 thread |"
   echo "| Snowflake through the client, 1 server | $s1 | $(awk -v a="$s1" 'BEGIN {printf "%.2f", a / 4.096e6}') × 4.096 M/s |"
   echo "| Snowflake through the client, 3 servers | $s3 | $(awk -v a="$s3" 'BEGIN {printf "%.2f", a / (3 * 4.096e6)}') × 3 × 4.096 M/s |"
