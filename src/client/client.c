@@ -175,7 +175,7 @@ static int parse_servers(idgen_client *c, const char *list, char *err, size_t er
     sv->host[colon - p] = 0;
     sv->port = (int)port;
     sv->client = c;
-    sv->fd = -1;
+    sv->conn.fd = -1;
     if (!comma)
       break;
     p = comma + 1;

@@ -53,9 +53,12 @@ typedef struct idgen__client_server {
   char host[256];
   int port;
   struct idgen_client *client;
-  int fd;      /* the data connection; -1: none */
-  char rbuf_dummy;
-  void *reader; /* hiredis redisReader of fd */
+  /* The data connection, used by the server's thread alone (closed by _free after the
+   * join, or by a forked child, whose copy it is). */
+  struct idgen__client_conn {
+    int fd;       /* -1: none */
+    void *reader; /* hiredis redisReader of fd */
+  } conn;
   uint64_t tag; /* the last request's ECHO tag */
   int down;    /* skipped until a health check passes */
   int64_t retry_at_ns, backoff_ns;

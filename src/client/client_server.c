@@ -22,10 +22,7 @@
 
 /* ---- one connection ------------------------------------------------------------------ */
 
-typedef struct conn {
-  int fd;
-  redisReader *reader;
-} conn;
+typedef struct idgen__client_conn conn;
 
 static void conn_close(conn *k) {
   if (k->fd >= 0)
@@ -219,10 +216,7 @@ static int health_check(idgen__client_server *sv) {
 }
 
 void idgen__client_server_close(idgen__client_server *sv) {
-  conn k = {sv->fd, sv->reader};
-  conn_close(&k);
-  sv->fd = -1;
-  sv->reader = NULL;
+  conn_close(&sv->conn);
 }
 
 void idgen__client_server_forget(idgen__client_server *sv) {
@@ -393,7 +387,7 @@ failed:
 static void *server_main(void *arg) {
   idgen__client_server *sv = arg;
   idgen_client *c = sv->client;
-  conn k = {-1, NULL};
+  conn *k = &sv->conn;
   pthread_mutex_lock(&c->mu);
   while (!c->stop) {
     int64_t now = idgen__client_real_ns();
@@ -423,10 +417,10 @@ static void *server_main(void *arg) {
     pthread_mutex_unlock(&c->mu);
     int rc = 0;
     int64_t deadline = idgen__client_real_ns() + c->opt.timeout_ms * NS_PER_MS;
-    if (k.fd < 0 && (rc = open_authed(sv, &k, &sv->tag, deadline)) < 0)
+    if (k->fd < 0 && (rc = open_authed(sv, k, &sv->tag, deadline)) < 0)
       publish(&j, 0);
     else
-      rc = refill(sv, &k, &j);
+      rc = refill(sv, k, &j);
     pthread_mutex_lock(&c->mu);
     c->pokes++;
     pthread_cond_broadcast(&c->refill_cv); /* another server takes the next refill */
@@ -438,7 +432,6 @@ static void *server_main(void *arg) {
     }
   }
   pthread_mutex_unlock(&c->mu);
-  conn_close(&k);
   return NULL;
 }
 
