@@ -1,8 +1,8 @@
 /* bench/client.c: libidgen-client's calls per second and latency, beside hand-made
  * hiredis clients, against `idgen serve` processes bench/client.sh started.
  *   bench_client range SERVERS NAME THREADS SECONDS       next() calls/s of a range name
- *   bench_client ids SERVERS NAME THREADS SECONDS         next() calls/s of a Snowflake name
- *   bench_client latency SERVERS NAME SECONDS             p50/p99/p99.9 of next() in ns
+ *   bench_client ids SERVERS NAME THREADS SECONDS         next() calls/s of a Snowflake
+ * name bench_client latency SERVERS NAME SECONDS             p50/p99/p99.9 of next() in ns
  *   bench_client pipelined HOST:PORT NAME SECONDS DEPTH   IDS 4096 pipelined by hand
  *   bench_client single HOST:PORT NAME SECONDS            one ID per round trip
  * Each prints one line: "<what> <value>" (value: per second, or ns). */

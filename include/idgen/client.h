@@ -52,21 +52,21 @@ extern "C" {
 typedef struct idgen_client idgen_client;
 
 typedef struct idgen_client_options {
-  const char *auth_token; /* AUTH token, or NULL; copied */
-  int64_t max_wait_ms;    /* longest a call waits on an empty buffer; default 50 */
-  int64_t max_age_ms;     /* array (Snowflake) IDs older than this are burnt; default
-                             1000; 0: no bound. Age counts from the request's sending */
+  const char *auth_token;   /* AUTH token, or NULL; copied */
+  int64_t max_wait_ms;      /* longest a call waits on an empty buffer; default 50 */
+  int64_t max_age_ms;       /* array (Snowflake) IDs older than this are burnt; default
+                               1000; 0: no bound. Age counts from the request's sending */
   int64_t refill_period_ms; /* a refill should cover about this much demand; default 1000 */
   int64_t timeout_ms;       /* connect and per-request timeout; default 200 */
   int64_t backoff_ms;       /* first pause before a failed server's health check, doubled
                                to 8x; default 100 */
   uint64_t min_batch;       /* smallest refill; default 256 */
   uint64_t max_batch;       /* largest range refill; default 1048576 */
-  uint64_t max_array;       /* largest IDS refill (the server's --max-count); default 4096 */
-  int low_water_pct;        /* refill when less than this % of a batch is buffered;
-                               default 80 (Leaf's 20 % used) */
-  idgen_clock *clock;       /* ages of buffered IDs (a fake one in tests); NULL: monotonic.
-                               Waits use the real monotonic clock whatever this is */
+  uint64_t max_array; /* largest IDS refill (the server's --max-count); default 4096 */
+  int low_water_pct;  /* refill when less than this % of a batch is buffered;
+                         default 80 (Leaf's 20 % used) */
+  idgen_clock *clock; /* ages of buffered IDs (a fake one in tests); NULL: monotonic.
+                         Waits use the real monotonic clock whatever this is */
 } idgen_client_options;
 
 /* The defaults above. */
@@ -76,8 +76,8 @@ IDGEN_API void idgen_client_options_init(idgen_client_options *o);
  * Connects lazily: a server down at start is no error. IDGEN_EINVAL for a bad address
  * or option (the reason in idgen_client_error_text's sense: see errbuf), IDGEN_ENOMEM.
  * errbuf (may be NULL) gets one line on failure. *out untouched on failure. */
-IDGEN_API int idgen_client_new(idgen_client **out, const char *servers, const idgen_client_options *o,
-                     char *errbuf, size_t errlen);
+IDGEN_API int idgen_client_new(idgen_client **out, const char *servers,
+                               const idgen_client_options *o, char *errbuf, size_t errlen);
 
 /* One ID of generator name (at most 64 bytes, [A-Za-z0-9_.-]). 0, or:
  *   IDGEN_EUNAVAIL  no ID within max_wait_ms (every server down or slow);
@@ -88,19 +88,21 @@ IDGEN_API int idgen_client_new(idgen_client **out, const char *servers, const id
 IDGEN_API int idgen_client_next(idgen_client *c, const char *name, uint64_t *id);
 /* n IDs into ids[0..n): 0 with all n, or an error with none handed out (the ones taken
  * before the error are burnt). Thread-safe. */
-IDGEN_API int idgen_client_next_n(idgen_client *c, const char *name, uint64_t *ids, size_t n);
+IDGEN_API int idgen_client_next_n(idgen_client *c, const char *name, uint64_t *ids,
+                                  size_t n);
 
 /* The servers' last error for name (one line, "" if none) into out. Thread-safe. */
-IDGEN_API void idgen_client_name_error(idgen_client *c, const char *name, char *out, size_t outlen);
+IDGEN_API void idgen_client_name_error(idgen_client *c, const char *name, char *out,
+                                       size_t outlen);
 
 typedef struct idgen_client_stats {
-  uint64_t refills;       /* replies that filled a buffer */
-  uint64_t refill_errors; /* requests that failed (error, timeout, closed) */
-  uint64_t late_discarded;/* requests timed out: their replies, if any, discarded */
-  uint64_t burnt;         /* IDs dropped unused: aged, forked, cut short */
-  uint64_t waits;         /* calls that found the buffer empty and waited */
-  uint64_t unavailable;   /* calls that returned IDGEN_EUNAVAIL */
-  uint64_t failovers;     /* servers marked down */
+  uint64_t refills;        /* replies that filled a buffer */
+  uint64_t refill_errors;  /* requests that failed (error, timeout, closed) */
+  uint64_t late_discarded; /* requests timed out: their replies, if any, discarded */
+  uint64_t burnt;          /* IDs dropped unused: aged, forked, cut short */
+  uint64_t waits;          /* calls that found the buffer empty and waited */
+  uint64_t unavailable;    /* calls that returned IDGEN_EUNAVAIL */
+  uint64_t failovers;      /* servers marked down */
 } idgen_client_stats;
 IDGEN_API void idgen_client_stats_get(idgen_client *c, idgen_client_stats *out);
 

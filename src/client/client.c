@@ -143,7 +143,8 @@ static int check_options(const idgen_client_options *o, char *err, size_t errlen
 /* "host:port[,host:port...]": each host non-empty, each port 1..65535. */
 static int parse_servers(idgen_client *c, const char *list, char *err, size_t errlen) {
   if (!list || !*list)
-    return bad(err, errlen, "%s: no server given (want host:port[,host:port...])", "servers");
+    return bad(err, errlen, "%s: no server given (want host:port[,host:port...])",
+               "servers");
   const char *p = list;
   while (*p) {
     const char *comma = strchr(p, ',');
@@ -294,8 +295,8 @@ static int name_ok(const char *name, size_t *len) {
   for (; name[n]; n++) {
     char ch = name[n];
     if (n >= IDGEN__CLIENT_NAME_MAX ||
-        !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-          ch == '_' || ch == '.' || ch == '-'))
+        !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+          (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-'))
       return 0;
   }
   *len = n;

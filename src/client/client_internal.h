@@ -9,7 +9,8 @@
 
 #include "idgen/client.h"
 
-#define IDGEN__CLIENT_SLOTS 16 /* refills buffered or in flight per name, the current one included */
+#define IDGEN__CLIENT_SLOTS                                                                \
+  16 /* refills buffered or in flight per name, the current one included */
 #define IDGEN__CLIENT_OFF_BITS 32
 #define IDGEN__CLIENT_MAX_SERVERS 16
 #define IDGEN__CLIENT_NAME_MAX 64
@@ -60,7 +61,7 @@ typedef struct idgen__client_server {
     void *reader; /* hiredis redisReader of fd */
   } conn;
   uint64_t tag; /* the last request's ECHO tag */
-  int down;    /* skipped until a health check passes */
+  int down;     /* skipped until a health check passes */
   int64_t retry_at_ns, backoff_ns;
   pthread_t thread;
   int thread_started;
@@ -76,8 +77,8 @@ struct idgen_client {
   pthread_cond_t refill_cv; /* wakes the refill threads (mu) */
   stream *streams;          /* mu; the newest first */
   _Atomic(stream *) streams_head;
-  int threads_started, stop; /* mu */
-  uint64_t pokes;            /* mu: wake-ups asked */
+  int threads_started, stop;        /* mu */
+  uint64_t pokes;                   /* mu: wake-ups asked */
   struct idgen_client *next_client; /* the registry of the fork handler */
   struct {
     _Atomic uint64_t refills, refill_errors, late_discarded, burnt, waits, unavailable,
@@ -93,8 +94,8 @@ int idgen__client_cond_init(pthread_cond_t *cv);
 void idgen__client_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t abs_ns);
 
 /* client_server.c */
-int idgen__client_start_threads(idgen_client *c);   /* c->mu held */
-void idgen__client_stop_threads(idgen_client *c);   /* joins them */
+int idgen__client_start_threads(idgen_client *c); /* c->mu held */
+void idgen__client_stop_threads(idgen_client *c); /* joins them */
 void idgen__client_server_close(idgen__client_server *sv);
 void idgen__client_server_forget(idgen__client_server *sv); /* a child: close, no join */
 void idgen__client_poke(idgen_client *c);

@@ -172,7 +172,8 @@ static int request(idgen__client_server *sv, conn *k, uint64_t *tag, int argc,
 }
 
 /* A fresh connection, AUTH with the token if there is one. */
-static int open_authed(idgen__client_server *sv, conn *k, uint64_t *tag, int64_t deadline_ns) {
+static int open_authed(idgen__client_server *sv, conn *k, uint64_t *tag,
+                       int64_t deadline_ns) {
   int rc = conn_open(sv, k, deadline_ns);
   if (rc < 0 || !sv->client->token[0])
     return rc;

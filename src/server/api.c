@@ -1,7 +1,8 @@
 /* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
  * generator or ?name=N), /v1/range?name=N (a segment one's numbers), /v1/uuid7,
- * /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info, /healthz, /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string;
- * IDs come in any form of common/id_form.h, opaque ones included. */
+ * /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info, /healthz, /readyz, /metrics, and the
+ * status page /. Every 64-bit ID is a JSON string; IDs come in any form of
+ * common/id_form.h, opaque ones included. */
 #include "server/api.h"
 
 #include <stdlib.h>
