@@ -491,8 +491,11 @@ static int next_slow(idgen_client *c, const char *name, chunk *ch, uint64_t *id)
 
 int idgen_client_next(idgen_client *c, const char *name, uint64_t *id) {
   chunk *ch = &chunks[((uintptr_t)name >> 3) % CHUNKS];
+  /* The name's text too, not only its pointer: a caller may reuse one buffer for
+   * several names, and a number of one sequence is no ID of another. */
   if (ch->left && ch->name_ptr == name && ch->client_uid == c->uid &&
-      ch->epoch == atomic_load_explicit(&idgen__client_fork_epoch, memory_order_relaxed)) {
+      ch->epoch == atomic_load_explicit(&idgen__client_fork_epoch, memory_order_relaxed) &&
+      strcmp(ch->s->name, name) == 0) {
     *id = ch->next;
     ch->next += ch->stride;
     ch->left--;

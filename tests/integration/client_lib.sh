@@ -164,7 +164,7 @@ if part fork; then
 fi
 
 if part bad; then
-  printf 'generators:\n  orders: {kind: segment}\n  tokens: {kind: uuid7}\n' >"$WORK/bad.yaml"
+  printf 'generators:\n  orders: {kind: segment}\n  items: {kind: segment}\n  tokens: {kind: uuid7}\n' >"$WORK/bad.yaml"
   start_server bad --lease static --worker-id 13 --config "$WORK/bad.yaml" || exit 1
   out=$("$TOOL" bad "127.0.0.1:$RESP_PORT" orders)
   for want in "empty: IDGEN_EINVAL servers: no server given" \
@@ -177,6 +177,8 @@ if part bad; then
     "next 'tokens': IDGEN_EINVAL ERR only a segment generator has ranges" "next 'orders': ok" "free NULL: ok"; do
     check "bad: $want" 1 "$(grep -cF "$want" <<<"$out")"
   done
+  check_match "bad: one buffer for two names, each its own sequence" \
+    'one buffer, two names: orders=[0-9]+ \(0\) items=1 \(0\)' "$out"
   stop_server || true
 fi
 finish

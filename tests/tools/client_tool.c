@@ -258,6 +258,15 @@ static int cmd_bad(void) {
     idgen_client_name_error(client, names[i], why, sizeof why);
     printf("next '%s': %s %s\n", names[i], rc < 0 ? idgen_err_name(rc) : "ok", why);
   }
+  /* One buffer for two names: the second gets its own sequence's numbers. */
+  char buf[16];
+  uint64_t a = 0, b = 0;
+  snprintf(buf, sizeof buf, "%s", name);
+  int ra = idgen_client_next(client, buf, &a);
+  snprintf(buf, sizeof buf, "items");
+  int rb = idgen_client_next(client, buf, &b);
+  printf("one buffer, two names: %s=%" PRIu64 " (%d) items=%" PRIu64 " (%d)\n", name, a, ra,
+         b, rb);
   idgen_client_free(client);
   idgen_client_free(NULL);
   printf("free NULL: ok\n");
