@@ -13,7 +13,7 @@ foreach(dir BINDIR LIBDIR INCLUDEDIR DOCDIR MANDIR SYSTEMD_UNITDIR)
 endforeach()
 set(out "${IDGEN_BINARY_DIR}/installed")
 
-foreach(pc idgen idgen-opaque idgen-etcd idgen-redis idgen-zookeeper)
+foreach(pc idgen idgen-opaque idgen-etcd idgen-redis idgen-zookeeper idgen-client)
   configure_file("${IDGEN_SOURCE_DIR}/${pc}.pc.in" "${out}/${pc}.pc" @ONLY)
   file(INSTALL "${out}/${pc}.pc" DESTINATION "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig")
 endforeach()

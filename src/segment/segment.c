@@ -547,6 +547,34 @@ int64_t idgen__segment_next_batch(idgen__segment *seg, uint64_t *out, size_t n) 
   return (int64_t)done;
 }
 
+int idgen__segment_next_range(idgen__segment *seg, uint64_t n, uint64_t *first,
+                              uint64_t *count, uint64_t *stride) {
+  if (n == 0)
+    return IDGEN_EINVAL;
+  for (;;) {
+    uint64_t f, st, w;
+    window win = {0, INT64_MIN, INT64_MAX};
+    uint64_t k = reserve(seg, n, &f, &st, &w, &win);
+    if (k == 0) {
+      int rc = next_block(seg, w);
+      if (rc)
+        return rc;
+      continue;
+    }
+    if (seg->cfg.period) { /* a range of a period as its numbers are: in it, or burnt */
+      int in = in_period(seg, &win, k);
+      if (in < 0)
+        return in;
+      if (!in)
+        continue;
+    }
+    *first = win.base + f;
+    *count = k;
+    *stride = st;
+    return 0;
+  }
+}
+
 /* ---- Life cycle and stats ---------------------------------------------------------- */
 
 int idgen__segment_new(idgen__segment **out, const idgen__segment_config *c, char *err,

@@ -190,6 +190,13 @@ int idgen__segment_next(idgen__segment *seg, uint64_t *out);
  * block). Returns n, or a negative error if none was handed out, or the count handed
  * out before an error. Thread-safe. */
 int64_t idgen__segment_next_batch(idgen__segment *seg, uint64_t *out, size_t n);
+/* Hands out a range of up to n numbers with one reservation: *first, *first + *stride,
+ * ... (*count of them, 1 <= *count <= n), the last *first + (*count - 1) * *stride. A
+ * range never crosses a block, so it is shorter than n when the current block has fewer
+ * left (ask again for the rest). 0, or the error of idgen__segment_next (nothing handed
+ * out). Thread-safe. */
+int idgen__segment_next_range(idgen__segment *seg, uint64_t n, uint64_t *first,
+                              uint64_t *count, uint64_t *stride);
 
 /* Waits (relative sleeps) up to timeout_ms for a first block: 0 once one was fetched,
  * the fetch's error if it failed (after the first attempt), IDGEN_ETIMEDOUT. */

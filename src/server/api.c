@@ -1,8 +1,8 @@
 /* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
- * generator or ?name=N), /v1/uuid7, /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info,
- * /v1/bounds (server/bounds.c), /healthz, /readyz, /metrics, and the status page /. Every
- * 64-bit ID is a JSON string; IDs come in any form of common/id_form.h, opaque ones
- * included. */
+ * generator or ?name=N), /v1/range?name=N (a segment one's numbers), /v1/uuid7,
+ * /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info, /v1/bounds (server/bounds.c), /healthz,
+ * /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string; IDs come
+ * in any form of common/id_form.h, opaque ones included. */
 #include "server/api.h"
 
 #include <stdlib.h>
@@ -99,7 +99,7 @@ typedef struct params {
   size_t from_len, to_len;
 } params;
 
-enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8, P_TIMES = 16 };
+enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8, P_TIMES = 16, P_RANGE_COUNT = 32 };
 
 /* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
 static void shown(const char *s, size_t n, char *out, size_t outlen) {
@@ -139,14 +139,16 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
     q = amp ? amp + 1 : end;
     if (klen == 0 && vlen == 0)
       continue; /* "?" or "&&" */
-    if ((allowed & P_COUNT) && eq(key, klen, "count")) {
+    if ((allowed & (P_COUNT | P_RANGE_COUNT)) && eq(key, klen, "count")) {
+      if (allowed & P_RANGE_COUNT)
+        max = IDGEN__RANGE_MAX_COUNT;
       if (p->has_count) {
         json_error(t, res, 400, "bad_count", "count given twice");
         return -1;
       }
       p->has_count = 1;
       uint64_t v = 0;
-      int okv = vlen > 0 && vlen <= 7;
+      int okv = vlen > 0 && vlen <= 10;
       for (size_t i = 0; okv && i < vlen; i++) {
         if (val[i] < '0' || val[i] > '9')
           okv = 0;
@@ -274,6 +276,35 @@ static void route_ids(idgen__tctx *t, const idgen__http_req *req, const params *
                       idgen__http_res *res) {
   (void)req;
   issue(t, p->gen, (size_t)p->count, p->form, !p->has_format, 1, "id", "ids", res);
+}
+
+/* GET /v1/range?name=N&count=C: {"first":"..","last":".."} (and "stride" when it is not
+ * 1), a segment generator's numbers taken as /v1/ids takes them. */
+static void route_range(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                        idgen__http_res *res) {
+  (void)req;
+  if (!p->has_name) {
+    json_error(t, res, 400, "bad_parameter", "name is required: the segment generator");
+    return;
+  }
+  const char *refusal = idgen__svc_range_refusal(p->gen);
+  if (refusal) {
+    json_error(t, res, 400, "no_ranges", refusal);
+    return;
+  }
+  idgen__range r;
+  int rc = idgen__svc_range(p->gen, p->count, t->m, &r);
+  if (rc < 0) {
+    issue_error(t, res, rc);
+    return;
+  }
+  ok_json(res);
+  idgen__buf_reset(&t->out);
+  idgen__buf_addf(&t->out, "{\"first\":\"%llu\",\"last\":\"%llu\"",
+                  (unsigned long long)r.first, (unsigned long long)r.last);
+  if (r.stride != 1)
+    idgen__buf_addf(&t->out, ",\"stride\":\"%llu\"", (unsigned long long)r.stride);
+  idgen__buf_adds(&t->out, "}\n");
 }
 
 /* /v1/uuid7, /v1/uuid4, /v1/ulid: the service's own, whatever the configuration. */
@@ -469,6 +500,7 @@ static const struct route {
 } routes[] = {
     {"/v1/id", 0, ROUTE_ID, P_FORMAT | P_NAME, 0, route_id},
     {"/v1/ids", 0, ROUTE_IDS, P_COUNT | P_FORMAT | P_NAME, 0, route_ids},
+    {"/v1/range", 0, ROUTE_RANGE, P_RANGE_COUNT | P_NAME, 0, route_range},
     {"/v1/uuid7", 0, ROUTE_UUID7, P_COUNT, 0, route_uuid7},
     {"/v1/uuid4", 0, ROUTE_UUID4, P_COUNT, 0, route_uuid4},
     {"/v1/ulid", 0, ROUTE_ULID, P_COUNT, 0, route_ulid},

@@ -131,6 +131,11 @@ static int64_t seg_next_batch(idgen__generator *g, uint64_t *ids, size_t n) {
   return idgen__segment_next_batch(of(g)->seg, ids, n);
 }
 
+static int seg_next_range(idgen__generator *g, uint64_t n, uint64_t *first,
+                          uint64_t *count, uint64_t *stride) {
+  return idgen__segment_next_range(of(g)->seg, n, first, count, stride);
+}
+
 static int seg_ready(idgen__generator *g, char *reason, size_t reasonlen) {
   segment *s = of(g);
   idgen__segment_stats st;
@@ -327,6 +332,7 @@ const idgen__gen_class idgen__gen_segment_class = {
     .kind = KIND_SEGMENT,
     .open = seg_open,
     .next_batch = seg_next_batch,
+    .next_range = seg_next_range,
     .ready = seg_ready,
     .issued = seg_issued,
     .info_json = seg_info_json,

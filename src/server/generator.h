@@ -44,6 +44,10 @@ typedef struct idgen__gen_class {
   /* Numeric kinds: as idgen_gen_next_batch: n, or the count handed out before an error,
    * or a negative error if none. NULL for the text kinds. Thread-safe. */
   int64_t (*next_batch)(idgen__generator *g, uint64_t *ids, size_t n);
+  /* Kinds with contiguous numbers (segment): up to n of them in one reservation, as
+   * idgen__segment_next_range. NULL for the others (RANGE is refused). Thread-safe. */
+  int (*next_range)(idgen__generator *g, uint64_t n, uint64_t *first, uint64_t *count,
+                    uint64_t *stride);
   /* Text kinds: one ID into out (NUL-terminated); its length or a negative error. NULL
    * for the numeric kinds. Thread-safe. */
   int (*next_text)(idgen__generator *g, char *out, size_t outlen);

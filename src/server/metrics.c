@@ -9,13 +9,13 @@
 #include <unistd.h>
 
 static const char *const route_names[ROUTE_COUNT] = {
-    "/v1/id",     "/v1/ids",    "/v1/uuid7", "/v1/uuid4", "/v1/ulid",
-    "/v1/decode", "/v1/bounds", "/v1/info",  "/healthz",  "/readyz",
-    "/metrics",   "/",          "other"};
+    "/v1/id",     "/v1/ids",    "/v1/range", "/v1/uuid7", "/v1/uuid4", "/v1/ulid",
+    "/v1/decode", "/v1/bounds", "/v1/info",  "/healthz",  "/readyz",   "/metrics",
+    "/",          "other"};
 static const char *const status_names[ST_COUNT] = {
     "200", "400", "401", "404", "405", "413", "414", "431", "500", "503", "other"};
 static const char *const rcmd_names[RCMD_COUNT] = {
-    "ping", "id",    "ids",  "uuid7",  "uuid4",  "ulid",    "decode", "info", "quit",
+    "ping", "id",    "ids",  "range", "uuid7",  "uuid4",  "ulid",    "decode", "info", "quit",
     "auth", "hello", "echo", "client", "select", "command", "reset",  "other"};
 static const char *const listener_names[LISTENER_COUNT] = {"http", "resp"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */

@@ -12,6 +12,7 @@
 typedef enum idgen__route {
   ROUTE_ID,
   ROUTE_IDS,
+  ROUTE_RANGE,
   ROUTE_UUID7,
   ROUTE_UUID4,
   ROUTE_ULID,
@@ -45,6 +46,7 @@ typedef enum idgen__rcmd {
   RCMD_PING,
   RCMD_ID,
   RCMD_IDS,
+  RCMD_RANGE,
   RCMD_UUID7,
   RCMD_UUID4,
   RCMD_ULID,

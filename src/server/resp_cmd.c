@@ -263,6 +263,50 @@ static void cmd_ids(call *x) {
     issue(x, g, n, form, 1);
 }
 
+/* RANGE name count: a segment generator's numbers first..last, taken as IDS takes
+ * them; an array of two bulk strings (three, the stride last, for a backend whose
+ * numbers are not consecutive), shorter than count when the block has fewer left. */
+static void cmd_range(call *x) {
+  idgen__svc *svc = x->s->t->svc;
+  idgen__generator *g = idgen__svc_generator(svc, x->c->argv[1], x->c->argl[1]);
+  if (!g) {
+    idgen__resp_errorf(&x->out, "ERR unknown generator '%.*s' (INFO lists them)",
+                       (int)(x->c->argl[1] > 64 ? 64 : x->c->argl[1]), x->c->argv[1]);
+    return;
+  }
+  const char *refusal = idgen__svc_range_refusal(g);
+  if (refusal) {
+    idgen__resp_errorf(&x->out, "ERR %s", refusal);
+    return;
+  }
+  const char *s = x->c->argv[2];
+  size_t len = x->c->argl[2];
+  uint64_t n = 0;
+  int good = len > 0 && len <= 10;
+  for (size_t k = 0; good && k < len; k++) {
+    if (s[k] < '0' || s[k] > '9')
+      good = 0;
+    else
+      n = n * 10 + (uint64_t)(s[k] - '0');
+  }
+  if (!good || n < 1 || n > IDGEN__RANGE_MAX_COUNT) {
+    idgen__resp_errorf(&x->out, "ERR count must be from 1 to %llu",
+                       (unsigned long long)IDGEN__RANGE_MAX_COUNT);
+    return;
+  }
+  idgen__range r;
+  int rc = idgen__svc_range(g, n, x->s->t->m, &r);
+  if (rc < 0) {
+    issue_error(x, rc);
+    return;
+  }
+  idgen__resp_array(&x->out, r.stride == 1 ? 2 : 3);
+  bulk_id(x, r.first, IDGEN_FORMAT_DECIMAL, NULL);
+  bulk_id(x, r.last, IDGEN_FORMAT_DECIMAL, NULL);
+  if (r.stride != 1)
+    bulk_id(x, r.stride, IDGEN_FORMAT_DECIMAL, NULL);
+}
+
 /* UUID7 [n], UUID4 [n], ULID [n]: the service's own text IDs, one bulk string or an
  * array of n. */
 static void text_ids(call *x, idgen__kind kind) {
@@ -622,6 +666,10 @@ static const command commands[] = {
      "Returns an array of count new IDs of the default generator or of the one named, "
      "increasing, as strings.",
      "O(N) where N is the count"},
+    {"range", 3, 0, CMD_FAST, RCMD_RANGE, cmd_range, NULL, "idgen",
+     "Returns the first and last of up to count new numbers of a segment generator, "
+     "consecutive, never handed out again.",
+     "O(1)"},
     {"uuid7", -1, 2, 0, RCMD_UUID7, cmd_uuid7, NULL, "idgen",
      "Returns a new UUIDv7, or an array of count.", "O(N) where N is the count"},
     {"uuid4", -1, 2, 0, RCMD_UUID4, cmd_uuid4, NULL, "idgen",

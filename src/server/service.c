@@ -350,3 +350,28 @@ int idgen__svc_issue(idgen__generator *g, size_t n, idgen__id_form form, idgen__
   r->n = n;
   return 0;
 }
+
+int idgen__svc_range(idgen__generator *g, uint64_t n, idgen__metrics *m, idgen__range *r) {
+  if (!g->vtable->next_range)
+    return IDGEN_EINVAL;
+  if (n == 0 || n > IDGEN__RANGE_MAX_COUNT)
+    return IDGEN_EINVAL;
+  uint64_t first, count, stride;
+  int rc = g->vtable->next_range(g, n, &first, &count, &stride);
+  if (rc < 0)
+    return rc;
+  idgen__metrics_issued(m, idgen__generator_kind(g), count);
+  r->first = first;
+  r->count = count;
+  r->stride = stride;
+  r->last = first + (count - 1) * stride;
+  return 0;
+}
+
+const char *idgen__svc_range_refusal(const idgen__generator *g) {
+  if (g->vtable->next_range)
+    return NULL;
+  return idgen__generator_kind(g) == KIND_SNOWFLAKE
+             ? "a snowflake generator has no ranges: its IDs are not contiguous (use IDS)"
+             : "only a segment generator has ranges (use IDS)";
+}

@@ -99,6 +99,25 @@ static inline const char *idgen__issued_text(const idgen__issued *r, size_t i,
 int idgen__svc_issue(idgen__generator *g, size_t n, idgen__id_form form, idgen__metrics *m,
                      idgen__issued *r);
 
+/* A range of a segment generator: first, first + stride, ... up to last (count
+ * numbers; stride 1 but for a backend that interleaves, MariaDB's). */
+typedef struct idgen__range {
+  uint64_t first, last, count, stride;
+} idgen__range;
+
+/* The maximum count of one RANGE: a range never crosses a block, so a block's size. */
+#define IDGEN__RANGE_MAX_COUNT (UINT64_C(1) << 30)
+
+/* RANGE: up to n (1..IDGEN__RANGE_MAX_COUNT) numbers of g taken from its blocks as
+ * idgen__svc_issue takes IDS's, so none is handed out again, counted in m. The range
+ * is shorter than n when the current block has fewer left. IDGEN_EINVAL for a kind
+ * without contiguous numbers (idgen__svc_range_refusal says so to the client). */
+int idgen__svc_range(idgen__generator *g, uint64_t n, idgen__metrics *m, idgen__range *r);
+
+/* NULL if g hands out ranges, else why not (one line, for the client): a snowflake
+ * generator's IDs are not contiguous, clients use IDS. */
+const char *idgen__svc_range_refusal(const idgen__generator *g);
+
 /* How an issuing error should reach a client: a short code ("lease_lost",
  * "backend_unavailable", ...) and whether it is temporary (503 + Retry-After) or a
  * server fault (500). */

@@ -38,6 +38,16 @@ cc -std=c11 -Wall -Wextra -Werror "$ex/c-hiredis/main.c" -o "$WORK/hiredis" \
 run "c-hiredis" "$WORK/hiredis" 127.0.0.1 "$RESP_PORT"
 check_match "c-hiredis: ID, IDS, DECODE" 'DECODE  \{"id":"[0-9]+"' "$LAST"
 
+cc -std=c11 -Wall -Wextra -Werror -I"$SOURCE_DIR/include" "$ex/c-client/main.c" -o "$WORK/c-client" \
+  -L"$BUILD_DIR" -lidgen-client -Wl,-rpath,"$BUILD_DIR" || fail "c-client does not build"
+run "c-client" "$WORK/c-client" "127.0.0.1:$RESP_PORT"
+check_match "c-client: 5 IDs" '^[0-9]+(
+[0-9]+){4}$' "$LAST"
+run "python/client_ids.py" env IDGEN_CLIENT_LIB="$BUILD_DIR/libidgen-client.so" \
+  PYTHONPATH="$SOURCE_DIR/bindings/python" /usr/bin/python3 "$ex/python/client_ids.py" "127.0.0.1:$RESP_PORT"
+check_match "client_ids.py: 5 IDs" '^[0-9]+(
+[0-9]+){4}$' "$LAST"
+
 export IDGEN_HTTP=$HTTP IDGEN_RESP=127.0.0.1:$RESP_PORT IDGEN=$IDGEN
 run "python/redis_ids.py" /usr/bin/python3 "$ex/python/redis_ids.py"
 check_match "redis_ids.py decodes" 'DECODE  time [0-9T:.-]+Z, worker 0' "$LAST"

@@ -278,7 +278,7 @@ static void test_command_table(void **state) {
   snprintf(want, sizeof want, "*%ld\r\n*10\r\n", count);
   assert_memory_equal(out, want, strlen(want));
   static const char *const names[] = {
-      "ID",   "IDS",  "UUID7", "UUID4",  "ULID",   "DECODE",  "INFO",  "PING",
+      "ID",   "IDS",  "RANGE", "UUID7", "UUID4", "ULID",   "DECODE",  "INFO",  "PING",
       "ECHO", "AUTH", "HELLO", "CLIENT", "SELECT", "COMMAND", "RESET", "QUIT"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     snprintf(want, sizeof want, "COMMAND INFO %s\r\n", names[i]);
