@@ -99,7 +99,14 @@ typedef struct params {
   size_t from_len, to_len;
 } params;
 
-enum { P_COUNT = 1, P_FORMAT = 2, P_OPAQUE = 4, P_NAME = 8, P_TIMES = 16, P_RANGE_COUNT = 32 };
+enum {
+  P_COUNT = 1,
+  P_FORMAT = 2,
+  P_OPAQUE = 4,
+  P_NAME = 8,
+  P_TIMES = 16,
+  P_RANGE_COUNT = 32
+};
 
 /* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
 static void shown(const char *s, size_t n, char *out, size_t outlen) {
