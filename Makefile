@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image run install uninstall pg pg-install bench bench-btree bench-innodb bench-pg fuzz clean format image
+.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image test-deb run install uninstall pg pg-install bench bench-btree bench-innodb bench-pg fuzz clean format image
 
 all: build
 
@@ -15,12 +15,13 @@ build:
 
 # The whole suite: warnings as errors, unit tests under ASan+UBSan, the concurrency
 # tests under TSan, the PostgreSQL extension, the integration tests (real servers) on the
-# release build, SPIN on the models of the fence argument, the container image, then the
+# release build, SPIN on the models of the fence argument, the container image, the
+# Debian packages (built, linted, installed into a fresh Debian root), then the
 # mutants (tests/mutants.txt: each fence and durability line broken must fail its tests).
 test:
 	@scripts/test.sh
 
-test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image:
+test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image test-deb:
 	@scripts/test.sh $(patsubst test-%,%,$@)
 
 # The embedded default: the service on 127.0.0.1 with the file lease provider.

@@ -4,13 +4,14 @@
 # PostgreSQL extension built, installed into PostgreSQL's directories, and its tests/pg/*.sh
 # run on throwaway clusters), integration, model (scripts/model.sh: SPIN checks model/*.pml
 # and their negative controls), image (scripts/image-test.sh: the container image built
-# from a local Debian base and run as its non-root user), mutants (scripts/mutants.sh: each
+# from a local Debian base and run as its non-root user), deb (scripts/deb-test.sh: the
+# Debian packages built, linted and used in a fresh Debian root), mutants (scripts/mutants.sh: each
 # fence and durability line broken in turn must fail its tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model image mutants)
+[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model image deb mutants)
 passed=0 failed=0
 
 configure() { # dir, extra cmake args...
@@ -55,11 +56,13 @@ for stage in "${stages[@]}"; do
       run_ctest build -L integration ;;
     image) # one pass or fail for the image
       if scripts/image-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+    deb) # one pass or fail for the packages
+      if scripts/deb-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     model)
       if scripts/model.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     mutants) # one pass or fail for the whole list
       if scripts/mutants.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
-    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, pg, integration, model, image, mutants)" >&2; exit 2 ;;
+    *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, pg, integration, model, image, deb, mutants)" >&2; exit 2 ;;
   esac
 done
 
