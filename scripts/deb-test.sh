@@ -55,7 +55,8 @@ git ls-files -z --cached --others --exclude-standard |
   { tail -n 40 "$tmp/build.log" >&2; die "dpkg-buildpackage failed"; }
 mapfile -t debs < <(ls "$tmp/pkg"/*.deb)
 names=$(for d in "${debs[@]}"; do dpkg-deb -f "$d" Package; done | sort | tr '\n' ' ')
-want="idgen libidgen-dev libidgen-etcd1 libidgen-opaque1 libidgen1 postgresql-15-idgen "
+want="idgen libidgen-client1 libidgen-dev libidgen-etcd1 libidgen-opaque1 libidgen-redis1 "
+want+="libidgen-zookeeper1 libidgen1 postgresql-15-idgen "
 [[ $names == "$want" ]] || die "packages built: '$names', want '$want'"
 say "built ${#debs[@]} packages in $((SECONDS - t0)) s: $names"
 
@@ -196,8 +197,8 @@ say "man idgen, a pkg-config program and CREATE EXTENSION idgen work ($((SECONDS
 # 4f. Purge: nothing named idgen may stay but the system user and group, which Debian
 # keeps (debian/idgen.postrm says why); /tmp holds only this test's own files.
 t0=$SECONDS
-in_root apt-get purge -y -q idgen libidgen1 libidgen-etcd1 libidgen-opaque1 libidgen-dev \
-  postgresql-15-idgen >>"$tmp/apt.log" 2>&1 || { tail -n 20 "$tmp/apt.log" >&2; die "purge"; }
+in_root apt-get purge -y -q idgen libidgen1 libidgen-etcd1 libidgen-opaque1 libidgen-zookeeper1 \
+  libidgen-redis1 libidgen-client1 libidgen-dev postgresql-15-idgen >>"$tmp/apt.log" 2>&1 || { tail -n 20 "$tmp/apt.log" >&2; die "purge"; }
 # (/var/cache/man holds man-db's own formatted copies of the pages this test's `man`
 # read: man-db's cache, which it expires itself, not the package's files.)
 left=$(cd "$root" && find . \( -path ./tmp -o -path ./proc -o -path ./var/cache/man \) -prune \
