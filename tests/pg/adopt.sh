@@ -34,17 +34,27 @@ wait_sleeping() {
   fail "no session in pg_sleep"
 }
 
-# switch_under_load TABLE: TABLE (id, who) holds 1,000 rows; three clients insert 150 rows
-# each while `idgen adopt` switches it, and a fourth holds a row it inserted with a
-# sequence number before the switch and commits after it. No insert fails, none is lost,
-# every idgen ID lies above every sequence number, and the late row has a sequence number.
-# Sets old_max, new_min, nnew.
+# switch_under_load TABLE: TABLE (id, who) holds 1,000 rows; three clients insert rows
+# before, during and after `idgen adopt` switches it (each goes on until the switch is
+# done, then inserts AFTER more), and a fourth holds a row it inserted with a sequence
+# number before the switch and commits after it. No insert fails, none is lost, some
+# rows have idgen IDs, every idgen ID lies above every sequence number, and the late row
+# has a sequence number. Sets old_max, new_min, nnew.
 switch_under_load() {
   local t=$1 w p pids=() late
   sql a "INSERT INTO $t (who) SELECT 0 FROM generate_series(1, 1000)"
+  rm -f "$T/switched" "$T"/n?
   for w in 1 2 3; do
-    (for _ in $(seq $PER); do echo "INSERT INTO $t (who) VALUES ($w);"; done |
-      psql_to a -v ON_ERROR_STOP=1 >"$T/ins$w.log" 2>&1) &
+    ({
+      local n=0 after=0
+      while [[ ! -f $T/switched ]] || ((after < AFTER)); do
+        echo "INSERT INTO $t (who) VALUES ($w);"
+        n=$((n + 1))
+        [[ ! -f $T/switched ]] || after=$((after + 1))
+        ((n < 200000)) || break # a switch that never comes: the checks below fail
+      done
+      echo "$n" >"$T/n$w"
+    } | psql_to a -v ON_ERROR_STOP=1 >"$T/ins$w.log" 2>&1) &
     pids+=($!)
   done
   psql_to a -v ON_ERROR_STOP=1 >"$T/late.log" 2>&1 \
@@ -52,20 +62,22 @@ switch_under_load() {
   late=$!
   wait_sleeping
   "$IDGEN" adopt --dsn "$DSN" --lock-timeout 20000 "$t" id >"$T/adopt.out" ||
-    fail "adopt $t: $(cat "$T/adopt.out")"
+    { touch "$T/switched"; fail "adopt $t: $(cat "$T/adopt.out")"; }
+  touch "$T/switched"
   for p in "${pids[@]}" "$late"; do wait "$p" || fail "an insert failed: $(cat "$T"/ins*.log "$T/late.log")"; done
+  local inserted=$(($(cat "$T/n1") + $(cat "$T/n2") + $(cat "$T/n3")))
   grep -q "to go back: ALTER TABLE $t ALTER COLUMN id SET DEFAULT nextval" "$T/adopt.out" ||
     fail "no way back printed: $(cat "$T/adopt.out")"
   [[ $(default_of "$t" id) == *"idgen_next()"* ]] || fail "default: $(default_of "$t" id)"
-  [[ $(sql a "SELECT count(*) FROM $t") -eq $((1000 + 3 * PER + 1)) ]] || fail "$t: rows lost"
+  [[ $(sql a "SELECT count(*) FROM $t") -eq $((1000 + inserted + 1)) ]] || fail "$t: rows lost"
   read -r old_max new_min nnew < <(sql a "SELECT max(id) FILTER (WHERE id < 1e12),
     min(id) FILTER (WHERE id >= 1e12), count(*) FILTER (WHERE id >= 1e12) FROM $t" | tr '|' ' ')
-  [[ $old_max -le $((1000 + 3 * PER + 1)) && $new_min -gt $old_max ]] ||
-    fail "$t: old max $old_max, new min $new_min"
+  [[ $nnew -ge $((3 * AFTER)) && $old_max -le $((1000 + inserted + 1)) && $new_min -gt $old_max ]] ||
+    fail "$t: old max $old_max, $nnew idgen IDs, new min $new_min"
   [[ $(sql a "SELECT id < 1e12 FROM $t WHERE who = 9") == t ]] || fail "$t: late row"
   [[ $(sql a "SELECT count(*) FROM pg_class WHERE relname = '${t}_id_seq'") -eq 1 ]] || fail "sequence dropped"
 }
-PER=150
+AFTER=50
 
 # --- BIGSERIAL, with rows and concurrent inserts --------------------------------------
 sql a "CREATE TABLE orders (id bigserial PRIMARY KEY, who int NOT NULL)"
