@@ -115,7 +115,7 @@ check_bad 1 "out of range" "$HOLDER" --lease k8s --pod-index 3 --worker-id-offse
 check_bad 2 "out of range" "$IDGEN" lease --lease static --worker-id 1024
 check_bad 1 "127.0.0.1:1" "$IDGEN" lease --lease etcd --etcd http://127.0.0.1:1
 check_bad 1 "127.0.0.1:1" "$HOLDER" --lease etcd --etcd http://127.0.0.1:1
-check_bad 2 "unknown provider" "$IDGEN" lease --lease zookeeper
+check_bad 2 "unknown provider" "$IDGEN" lease --lease consul
 IDGEN_LEASE=static check_bad 2 "needs --worker-id" "$IDGEN" lease
 
 dups_of() { cat "$@" | awk '{print $3}' | sort | uniq -d | wc -l; }

@@ -67,6 +67,11 @@ grab "$D_HTTP" 3 "$WORK/ids"
 wb2=$(worker_of "$B_HTTP")
 [[ $wb2 != "$wd" ]] && say "ok   paused server gave up worker $wb (now $wb2, d holds $wd)" ||
   fail "paused server b and d both hold worker $wd"
+# The refusal is logged by b's keeper thread once it runs again: wait for its line.
+for _ in $(seq 100); do
+  grep -qE 'gone or another|no longer ours|claimed again' "$WORK/b.log" && break
+  sleep 0.1
+done
 check_match "  its renewal was refused" 'gone or another|no longer ours|claimed again' "$(cat "$WORK/b.log")"
 check "pause past the TTL: no ID twice (d took worker $wd)" 0 "$(dups "$WORK/ids")"
 
