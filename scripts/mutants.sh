@@ -11,19 +11,24 @@
 # PostgreSQL's directories, which every cluster shares: those runs take turns, each
 # installs its own idgen.so first (as root, or through sudo), and the unmutated one is
 # installed again at the end.
-# Usage: scripts/mutants.sh [--list FILE] [--jobs N] [--keep] [MUTANT...]   (default: every mutant)
-#   --list FILE  the list (default tests/mutants.txt; its header says the format)
-#   --jobs N     tests run at once (default 2)
-#   --keep       keep the scratch directory (kept anyway when something fails)
+# Usage: scripts/mutants.sh [--list FILE] [--jobs N] [--keep] [--slow-passed] [MUTANT...]
+#   (default: every mutant)
+#   --list FILE    the list (default tests/mutants.txt; its header says the format)
+#   --jobs N       tests run at once (default 2)
+#   --keep         keep the scratch directory (kept anyway when something fails)
+#   --slow-passed  the slow killers (integration and pg tests) passed on this very tree
+#                  just before, as in scripts/test.sh after its pg and integration
+#                  stages: their baselines are not run again (the unit tests' still are)
 set -uo pipefail
 shopt -u patsub_replacement 2>/dev/null || true # '&' in a replacement is literal
 cd "$(dirname "$0")/.." || exit 2
-LIST=tests/mutants.txt KEEP=0 ONLY=() RUNS_AT_ONCE=2
+LIST=tests/mutants.txt KEEP=0 ONLY=() RUNS_AT_ONCE=2 SLOW_PASSED=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --list) LIST=${2:?--list needs a file}; shift 2 ;;
     --jobs) RUNS_AT_ONCE=${2:?--jobs needs a number}; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --slow-passed) SLOW_PASSED=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants.sh: unknown option $1" >&2; exit 2 ;;
     *) ONLY+=("$1"); shift ;;
@@ -240,11 +245,15 @@ fi
 # ---- the order of the runs ------------------------------------------------------------
 # Every test must pass on the unmutated tree, or its failures would prove nothing: the
 # baselines run first, the slow ones (integration scripts, chaos scenarios) ahead of the
-# unit tests, and a failed one stops everything. Then the mutants that a slow test must
-# kill, then the others: the long runs start early, the short ones fill in at the end.
+# unit tests, and a failed one stops everything (with --slow-passed the slow ones have
+# just passed in the caller's stages, on the same sources: only the unit tests' run).
+# Then the mutants that a slow test must kill, then the others: the long runs start
+# early, the short ones fill in at the end.
 unit() { [[ $1 == test_* ]]; } # killer
 ORDER=() QUEUE=() # ORDER: the mutants in build order; QUEUE: "i killer" (i = baseline)
-for k in "${ALL_KILLERS[@]}"; do unit "$k" || QUEUE+=("baseline $k"); done
+if [[ $SLOW_PASSED -eq 0 ]]; then
+  for k in "${ALL_KILLERS[@]}"; do unit "$k" || QUEUE+=("baseline $k"); done
+fi
 for k in "${ALL_KILLERS[@]}"; do unit "$k" && QUEUE+=("baseline $k"); done
 for slow in 1 0; do
   for i in "${RUN[@]}"; do
