@@ -1,5 +1,6 @@
 /* fuzz_client_reply.c: libidgen-client's reading of replies (src/client/client_reply.c)
- * on whatever hiredis's reader makes of any bytes: RANGE, IDS, ECHO and INFO checks
+ * on whatever its bounded hiredis reader makes of any bytes (no reply's arrays announce
+ * more than IDGEN__CLIENT_REPLY_ELEMENTS_MAX elements): RANGE, IDS, ECHO and INFO checks
  * never read out of bounds, and what they accept holds what they promise. */
 #include <assert.h>
 #include <stdatomic.h>
@@ -11,7 +12,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  redisReader *reader = redisReaderCreate();
+  redisReader *reader = idgen__client_reader_create();
   if (!reader)
     return 0;
   redisReaderFeed(reader, (const char *)data, size);
@@ -35,6 +36,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)idgen__client_info_ready(reply);
     freeReplyObject(r);
   }
-  redisReaderFree(reader);
+  idgen__client_reader_free(reader);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "client/client_internal.h"
+#include "client/client_reply.h"
 
 /* ---- fork: every client of the process, locked around fork() ----------------------- */
 
@@ -131,8 +132,9 @@ static int check_options(const idgen_client_options *o, char *err, size_t errlen
     return bad(err, errlen, "%s must be at least 1", "backoff_ms");
   if (o->min_batch < 1 || o->min_batch > o->max_batch || o->max_batch > (UINT64_C(1) << 30))
     return bad(err, errlen, "%s: want 1 <= min_batch <= max_batch <= 2^30", "batch sizes");
-  if (o->max_array < 1 || o->max_array > 65536)
+  if (o->max_array < 1 || o->max_array > IDGEN__CLIENT_MAX_ARRAY)
     return bad(err, errlen, "%s must be from 1 to 65536", "max_array");
+  _Static_assert(IDGEN__CLIENT_MAX_ARRAY == 65536, "the message above names the bound");
   if (o->low_water_pct < 1 || o->low_water_pct > 100)
     return bad(err, errlen, "%s must be from 1 to 100", "low_water_pct");
   if (o->auth_token && strlen(o->auth_token) >= IDGEN__CLIENT_TOKEN_MAX)

@@ -1,9 +1,71 @@
 /* client_reply.c: the checks of client_reply.h. */
 #include "client/client_reply.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "idgen/error.h"
+
+/* ---- the bounded reader ---------------------------------------------------------------- */
+
+/* The elements the arrays of the reply being read have announced so far. */
+typedef struct reply_budget {
+  size_t elements;
+} reply_budget;
+
+static redisReplyObjectFunctions bounded_functions;
+static void *(*hiredis_create_array)(const redisReadTask *, int);
+static pthread_once_t bounded_once = PTHREAD_ONCE_INIT;
+
+/* hiredis's createArray, once the reply's arrays stay within the budget; NULL (which the
+ * reader turns into an error) past it. A top-level array starts a new reply. */
+static void *bounded_array(const redisReadTask *task, int elements) {
+  reply_budget *b = task->privdata;
+  if (!task->parent)
+    b->elements = 0;
+  if (elements > 0) {
+    if ((size_t)elements > IDGEN__CLIENT_REPLY_ELEMENTS_MAX - b->elements)
+      return NULL;
+    b->elements += (size_t)elements;
+  }
+  return hiredis_create_array(task, elements);
+}
+
+/* hiredis's own functions, with createArray bounded: its defaults are not exported, so
+ * they are taken from a reader it made. */
+static void make_bounded_functions(void) {
+  redisReader *r = redisReaderCreate();
+  if (!r)
+    return;
+  bounded_functions = *r->fn;
+  hiredis_create_array = r->fn->createArray;
+  bounded_functions.createArray = bounded_array;
+  redisReaderFree(r);
+}
+
+redisReader *idgen__client_reader_create(void) {
+  pthread_once(&bounded_once, make_bounded_functions);
+  if (!hiredis_create_array)
+    return NULL;
+  reply_budget *b = calloc(1, sizeof *b);
+  redisReader *r = b ? redisReaderCreateWithFunctions(&bounded_functions) : NULL;
+  if (!r) {
+    free(b);
+    return NULL;
+  }
+  r->privdata = b;
+  return r;
+}
+
+void idgen__client_reader_free(redisReader *reader) {
+  if (!reader)
+    return;
+  free(reader->privdata);
+  redisReaderFree(reader);
+}
+
+/* ---- the replies ---------------------------------------------------------------------- */
 
 /* A decimal uint64 of 1 to 20 digits, no sign, no leading zero but "0". */
 static int parse_u64(const char *s, size_t n, uint64_t *out) {

@@ -8,6 +8,19 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+/* The most elements all the arrays of one reply may hold together: the largest IDS
+ * refill (max_array's top) plus room for RANGE's three. */
+#define IDGEN__CLIENT_MAX_ARRAY 65536
+#define IDGEN__CLIENT_REPLY_ELEMENTS_MAX (IDGEN__CLIENT_MAX_ARRAY + 16)
+
+/* hiredis's reader, except that it refuses (a protocol error) a reply whose arrays'
+ * headers together announce more than IDGEN__CLIENT_REPLY_ELEMENTS_MAX elements:
+ * hiredis 0.14 allocates an array's element table from its header alone, so
+ * "*277777777\r\n" would make the client allocate 2 GB. NULL when out of memory.
+ * Freed with idgen__client_reader_free. */
+redisReader *idgen__client_reader_create(void);
+void idgen__client_reader_free(redisReader *reader);
+
 /* The server says the name has no ranges (a snowflake generator): use IDS. */
 #define IDGEN__REPLY_NO_RANGES 1
 

@@ -28,7 +28,7 @@ static void conn_close(conn *k) {
   if (k->fd >= 0)
     close(k->fd);
   if (k->reader)
-    redisReaderFree(k->reader);
+    idgen__client_reader_free(k->reader);
   k->fd = -1;
   k->reader = NULL;
 }
@@ -79,7 +79,7 @@ static int conn_open(idgen__client_server *sv, conn *k, int64_t deadline_ns) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   k->fd = fd;
-  k->reader = redisReaderCreate();
+  k->reader = idgen__client_reader_create();
   if (!k->reader) {
     conn_close(k);
     return IDGEN_ENOMEM;
