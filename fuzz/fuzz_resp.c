@@ -68,7 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* 2. A session fed in two pieces (split by the first byte) answers with whole frames. */
   idgen__resp_session s;
   idgen__resp_session_init(&s, &fuzz_tctx);
-  s.authed = size > 0 && (data[0] & 1);
+  s.authed = size > 0 && (data[0] & 1); /* as AUTH with the token would */
+  if (s.authed)
+    idgen__svc_auth(fuzz_tctx.svc, FUZZ_TOKEN, strlen(FUZZ_TOKEN), &s.grant);
   idgen__buf out = {0}, pending = {0};
   size_t split = size ? data[0] % (size + 1) : 0;
   int close = 0;

@@ -97,6 +97,7 @@ typedef struct params {
   idgen__generator *gen; /* ?name=N, else the default generator */
   const char *from, *to; /* bounds: the raw values, NULL when absent */
   size_t from_len, to_len;
+  idgen__grant grant; /* what the request's token lets it do */
 } params;
 
 enum {
@@ -105,7 +106,8 @@ enum {
   P_OPAQUE = 4,
   P_NAME = 8,
   P_TIMES = 16,
-  P_RANGE_COUNT = 32
+  P_RANGE_COUNT = 32,
+  P_ISSUES = 64 /* not a parameter: the route issues from p->gen, which the token must cover */
 };
 
 /* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
@@ -340,12 +342,20 @@ static void route_ulid(idgen__tctx *t, const idgen__http_req *req, const params 
 /* ?opaque=1: the text is an opaque ID; the answer is the decode object of the ID behind
  * it, with "opaque" first. Only with a token: without one, anybody could turn every
  * opaque ID back into its time, worker and sequence (docs/opaque.md). */
-static int decode_opaque(idgen__tctx *t, const idgen_opaque *o, const char *text,
-                         size_t len, uint64_t *id, uint64_t *opaque, idgen__http_res *res) {
+static int decode_opaque(idgen__tctx *t, const params *p, const char *text, size_t len,
+                         uint64_t *id, uint64_t *opaque, idgen__http_res *res) {
+  const idgen_opaque *o = p->gen->opaque;
   if (!idgen__svc_auth_required(t->svc)) {
     json_error(t, res, 403, "forbidden",
                "opaque decode needs --auth-token-file: without a token anybody could undo "
                "the opaque form");
+    return -1;
+  }
+  if (!idgen__svc_grant_decode(&p->grant) || !idgen__svc_grant_covers(&p->grant, p->gen)) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "token '%s' may not decode %s IDs of generator '%s'",
+             idgen__svc_grant_name(&p->grant), "opaque", p->gen->name);
+    json_error(t, res, 403, "forbidden", msg);
     return -1;
   }
   if (!o) {
@@ -388,7 +398,7 @@ static void route_decode(idgen__tctx *t, const idgen__http_req *req, const param
   char json[IDGEN_DECODE_JSON_MAX];
   int n;
   if (p->opaque) {
-    if (decode_opaque(t, p->gen->opaque, text, len, &id, &opaque, res) < 0)
+    if (decode_opaque(t, p, text, len, &id, &opaque, res) < 0)
       return;
     n = idgen__decode_json(layout, id, json, sizeof json);
   } else if (p->gen->id_of && p->gen->id_of(p->gen, text, len, &id) == 0) {
@@ -505,9 +515,9 @@ static const struct route {
   int public;
   route_fn handle;
 } routes[] = {
-    {"/v1/id", 0, ROUTE_ID, P_FORMAT | P_NAME, 0, route_id},
-    {"/v1/ids", 0, ROUTE_IDS, P_COUNT | P_FORMAT | P_NAME, 0, route_ids},
-    {"/v1/range", 0, ROUTE_RANGE, P_RANGE_COUNT | P_NAME, 0, route_range},
+    {"/v1/id", 0, ROUTE_ID, P_FORMAT | P_NAME | P_ISSUES, 0, route_id},
+    {"/v1/ids", 0, ROUTE_IDS, P_COUNT | P_FORMAT | P_NAME | P_ISSUES, 0, route_ids},
+    {"/v1/range", 0, ROUTE_RANGE, P_RANGE_COUNT | P_NAME | P_ISSUES, 0, route_range},
     {"/v1/uuid7", 0, ROUTE_UUID7, P_COUNT, 0, route_uuid7},
     {"/v1/uuid4", 0, ROUTE_UUID4, P_COUNT, 0, route_uuid4},
     {"/v1/ulid", 0, ROUTE_ULID, P_COUNT, 0, route_ulid},
@@ -531,7 +541,9 @@ static const struct route *route_of(const idgen__http_req *req) {
   return NULL;
 }
 
-static int bearer_ok(idgen__tctx *t, const idgen__http_req *req) {
+/* The request's token found (*g: what it may do), or 0. */
+static int bearer_ok(idgen__tctx *t, const idgen__http_req *req, idgen__grant *g) {
+  *g = (idgen__grant){NULL, -1};
   if (!idgen__svc_auth_required(t->svc))
     return 1;
   if (!req->authorization || req->authorization_len < 7 ||
@@ -543,7 +555,7 @@ static int bearer_ok(idgen__tctx *t, const idgen__http_req *req) {
     tok++;
     len--;
   }
-  return idgen__svc_auth_ok(t->svc, tok, len);
+  return idgen__svc_auth(t->svc, tok, len, g);
 }
 
 static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct route *r,
@@ -558,7 +570,8 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct ro
     json_error(t, res, 404, "not_found", "no such route; see docs/server.md");
     return;
   }
-  if (!r->public && !bearer_ok(t, req)) {
+  idgen__grant grant = {NULL, -1};
+  if (!r->public && !bearer_ok(t, req, &grant)) {
     json_error(t, res, 401, "unauthorized",
                "a valid 'Authorization: Bearer <token>' is required");
     res->www_authenticate = 1;
@@ -566,8 +579,17 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct ro
     return;
   }
   params p;
-  if (parse_query(t, req, r->params, &p, res) == 0)
-    r->handle(t, req, &p, res);
+  if (parse_query(t, req, r->params, &p, res) < 0)
+    return;
+  p.grant = grant;
+  if ((r->params & P_ISSUES) && !idgen__svc_grant_covers(&grant, p.gen)) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "token '%s' may not use generator '%s'",
+             idgen__svc_grant_name(&grant), p.gen->name);
+    json_error(t, res, 403, "forbidden", msg);
+    return;
+  }
+  r->handle(t, req, &p, res);
 }
 
 void idgen__api_http(idgen__tctx *t, const idgen__http_req *req, idgen__http_res *res) {

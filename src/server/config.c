@@ -18,6 +18,7 @@
 #include "segment/segment.h"
 #include "server/config_file.h"
 #include "server/config_table.h"
+#include "server/tokens.h"
 
 #define S(field)                                                                           \
   OPT_STR, offsetof(idgen__serve_config, field),                                           \
@@ -42,7 +43,9 @@ const idgen__serve_opt idgen__serve_opts[] = {
      "it); wall: the wall clock as it is, so a step back meets --policy (for fault tests: "
      "lease deadlines then follow the wall clock too)"},
     {"auth-token-file", S(auth_token_file), "",
-     "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH)"},
+     "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH), good for "
+     "every generator (--config's tokens: gives tokens per generator); SIGHUP reads it "
+     "again"},
     {"opaque-key-file", S(opaque_key_file), "",
      "key file (32 or 64 hex digits, `idgen opaque keygen`) of the default generator's "
      "opaque IDs: format=opaque-*, decode ?opaque=1 (docs/opaque.md); empty: none"},
@@ -427,6 +430,136 @@ static int default_from_flags(idgen__serve_config *cfg, idgen__gen_spec *s, char
   return 0;
 }
 
+/* ---- Tokens: the file's tokens: section ------------------------------------------- */
+
+/* "true"/"false" (YAML 1.1's yes/no and on/off too) into *out; -1 otherwise. */
+static int parse_bool(const char *v, int *out) {
+  static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"},
+                           *const no[] = {"false", "False", "FALSE", "no", "off"};
+  for (size_t i = 0; i < 5; i++) {
+    if (!strcmp(v, yes[i]))
+      return *out = 1, 0;
+    if (!strcmp(v, no[i]))
+      return *out = 0, 0;
+  }
+  return -1;
+}
+
+/* tokens.NAME.generators: a list of configured generators' names, or ["*"] (or "*"). */
+static int token_generators(const idgen__serve_config *cfg, idgen__token_spec *t,
+                            const idgen__config_option *o, const char *what, char *err,
+                            size_t errlen) {
+  const char *one = o->value;
+  char *const *items = o->items ? o->items : (char *const *)&one;
+  size_t n = o->items ? o->nitems : 1;
+  if (n == 0) {
+    snprintf(err, errlen, "%s: an empty list (omit it or write [\"*\"] for every one)", what);
+    return -1;
+  }
+  if (n == 1 && !strcmp(items[0], "*")) {
+    t->all_generators = 1;
+    return 0;
+  }
+  t->generators = calloc(n, sizeof *t->generators);
+  if (!t->generators) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!idgen__serve_config_gen(cfg, items[i], strlen(items[i]))) {
+      char names[512];
+      size_t len = 0;
+      names[0] = '\0';
+      for (size_t g = 0; g < cfg->ngens && len < sizeof names; g++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", g ? ", " : "",
+                                cfg->gens[g].name);
+      snprintf(err, errlen, "%s: '%.64s' is not a generator of this server (%s%s)", what,
+               items[i], names, !strcmp(items[i], "*") ? "; \"*\" stands alone" : "");
+      return -1;
+    }
+    snprintf(t->generators[t->ngenerators++], sizeof *t->generators, "%s", items[i]);
+  }
+  return 0;
+}
+
+static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry *e,
+                       idgen__token_spec *t, char *err, size_t errlen) {
+  const char *why;
+  memset(t, 0, sizeof *t);
+  t->all_generators = 1;
+  t->line = e->line;
+  if (idgen__segment_name_check(e->name) || !strcmp(e->name, IDGEN__AUTH_TOKEN_NAME)) {
+    why = "use 1-64 of A-Z a-z 0-9 _ . - (not starting with '.'; not " IDGEN__AUTH_TOKEN_NAME
+          ")";
+    snprintf(err, errlen, "%s:%d: tokens.%.64s: not a token name: %s", cfg->config_file,
+             e->line, e->name, why);
+    return -1;
+  }
+  snprintf(t->name, sizeof t->name, "%s", e->name);
+  for (size_t i = 0; i < e->noptions; i++) {
+    const idgen__config_option *o = &e->options[i];
+    char what[IDGEN_CFG_PATH + 160];
+    snprintf(what, sizeof what, "%s:%d: tokens.%s.%s", cfg->config_file, o->line, e->name,
+             o->key);
+    if (!strcmp(o->key, "generators")) {
+      t->all_generators = 0;
+      if (token_generators(cfg, t, o, what, err, errlen) < 0)
+        return -1;
+      continue;
+    }
+    if (o->items) {
+      snprintf(err, errlen, "%s: want a single value, not a list", what);
+      return -1;
+    }
+    if (!strcmp(o->key, "file")) {
+      if (!o->value[0] || strlen(o->value) >= sizeof t->file) {
+        snprintf(err, errlen, "%s: want a path", what);
+        return -1;
+      }
+      snprintf(t->file, sizeof t->file, "%s", o->value);
+    } else if (!strcmp(o->key, "decode")) {
+      if (parse_bool(o->value, &t->decode) < 0) {
+        snprintf(err, errlen, "%s: '%s' is not true or false", what, o->value);
+        return -1;
+      }
+    } else {
+      snprintf(err, errlen, "%s: unknown option of a token (it takes: file, generators, "
+               "decode)", what);
+      return -1;
+    }
+  }
+  if (!t->file[0]) {
+    snprintf(err, errlen, "%s:%d: tokens.%s: no file (the token's file, as "
+             "--auth-token-file's)", cfg->config_file, e->line, e->name);
+    return -1;
+  }
+  return 0;
+}
+
+static int load_tokens(idgen__serve_config *cfg, const idgen__config_file *file, char *err,
+                       size_t errlen) {
+  if (file->ntokens > IDGEN__TOKENS_MAX) {
+    snprintf(err, errlen, "%s: %zu tokens, %d at most", cfg->config_file, file->ntokens,
+             IDGEN__TOKENS_MAX);
+    return -1;
+  }
+  cfg->tokens = calloc(file->ntokens ? file->ntokens : 1, sizeof *cfg->tokens);
+  if (!cfg->tokens) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < file->ntokens; i++) {
+    cfg->ntokens++;
+    if (apply_token(cfg, &file->tokens[i], &cfg->tokens[i], err, errlen) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+int idgen__serve_config_auth(const idgen__serve_config *cfg) {
+  return cfg->auth_token_file[0] != 0 || cfg->auth_token[0] != 0 || cfg->ntokens > 0;
+}
+
 /* Reads --config and makes cfg->gens: the default first, then the file's others. */
 static int load_generators(idgen__serve_config *cfg, char *err, size_t errlen) {
   idgen__config_file file = {0};
@@ -460,6 +593,8 @@ static int load_generators(idgen__serve_config *cfg, char *err, size_t errlen) {
     if (cfg->gens[i].lines[idgen__gen_key_index("namespace")] == IDGEN__KEY_INHERITED)
       snprintf(cfg->gens[i].lease.ns, sizeof cfg->gens[i].lease.ns, "%s", cfg->lease.ns);
   rc = default_from_flags(cfg, &cfg->gens[0], err, errlen);
+  if (rc == 0)
+    rc = load_tokens(cfg, &file, err, errlen);
 done:
   idgen__config_file_free(&file);
   return rc;
@@ -469,6 +604,11 @@ void idgen__serve_config_free(idgen__serve_config *cfg) {
   free(cfg->gens);
   cfg->gens = NULL;
   cfg->ngens = 0;
+  for (size_t i = 0; i < cfg->ntokens; i++)
+    free(cfg->tokens[i].generators);
+  free(cfg->tokens);
+  cfg->tokens = NULL;
+  cfg->ntokens = 0;
 }
 
 idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
@@ -566,39 +706,31 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
   return IDGEN_CONFIG_SERVE;
 }
 
-/* Reads the token file into cfg->auth_token. */
+/* Reads the token files: --auth-token-file into cfg->auth_token, and every token's
+ * (tokens.c, which the server reads them with again). */
 static int load_token(idgen__serve_config *cfg, char *err, size_t errlen) {
-  FILE *f = fopen(cfg->auth_token_file, "r");
-  if (!f) {
-    snprintf(err, errlen, "--auth-token-file %s: %s", cfg->auth_token_file,
-             strerror(errno));
+  if (cfg->auth_token_file[0] &&
+      idgen__token_read("--auth-token-file", cfg->auth_token_file, cfg->auth_token,
+                        sizeof cfg->auth_token, err, errlen) < 0)
+    return -1;
+  idgen__token_set *set = NULL;
+  char why[IDGEN_CFG_PATH * 2 + 200];
+  if (idgen__token_set_load(cfg, &set, why, sizeof why) < 0) {
+    /* A tokens: entry's message gets its place in the file. */
+    int line = 0;
+    for (size_t i = 0; i < cfg->ntokens && !line; i++) {
+      size_t l = strlen(cfg->tokens[i].name);
+      if (!strncmp(why, "tokens.", 7) && !strncmp(why + 7, cfg->tokens[i].name, l) &&
+          why[7 + l] == '.')
+        line = cfg->tokens[i].line;
+    }
+    if (line)
+      snprintf(err, errlen, "%s:%d: %s", cfg->config_file, line, why);
+    else
+      snprintf(err, errlen, "%s", why);
     return -1;
   }
-  size_t n = fread(cfg->auth_token, 1, sizeof cfg->auth_token - 1, f);
-  int more = fgetc(f) != EOF;
-  fclose(f);
-  cfg->auth_token[n] = 0;
-  while (n && (cfg->auth_token[n - 1] == '\n' || cfg->auth_token[n - 1] == '\r' ||
-               cfg->auth_token[n - 1] == ' ' || cfg->auth_token[n - 1] == '\t'))
-    cfg->auth_token[--n] = 0;
-  int bad = more || n == 0 || strlen(cfg->auth_token) != n;
-  for (size_t i = 0; !bad && i < n; i++)
-    bad = (unsigned char)cfg->auth_token[i] <= ' ' ||
-          (unsigned char)cfg->auth_token[i] >= 0x7f;
-  if (bad)
-    snprintf(err, errlen,
-             "--auth-token-file %s: want one token of %d..%zu printable "
-             "characters",
-             cfg->auth_token_file, IDGEN_SERVE_TOKEN_MIN, sizeof cfg->auth_token - 1);
-  else if (n < IDGEN_SERVE_TOKEN_MIN)
-    snprintf(err, errlen,
-             "--auth-token-file %s: the token has %zu characters, %d at least are needed "
-             "(one way: head -c 24 /dev/urandom | base64)",
-             cfg->auth_token_file, n, IDGEN_SERVE_TOKEN_MIN);
-  if (bad || n < IDGEN_SERVE_TOKEN_MIN) {
-    memset(cfg->auth_token, 0, sizeof cfg->auth_token);
-    return -1;
-  }
+  idgen__token_set_free(set);
   return 0;
 }
 
@@ -950,5 +1082,5 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
   if (check_fixed_workers(cfg, err, errlen) < 0)
     return -1;
   memset(cfg->auth_token, 0, sizeof cfg->auth_token);
-  return cfg->auth_token_file[0] ? load_token(cfg, err, errlen) : 0;
+  return load_token(cfg, err, errlen);
 }

@@ -48,6 +48,20 @@ typedef struct idgen__gen_spec {
   int lines[IDGEN__GEN_KEYS_MAX];
 } idgen__gen_spec;
 
+/* One token of the config file's tokens: section (docs/server.md, "One service for many
+ * teams"): who may use which generators. Its value is read from file, at start and on
+ * SIGHUP (server/tokens.h). */
+#define IDGEN__TOKENS_MAX 256
+typedef struct idgen__token_spec {
+  char name[IDGEN__GEN_NAME_MAX + 1]; /* its key: 1-64 of [A-Za-z0-9_.-] */
+  char file[IDGEN_CFG_PATH];
+  int line;           /* its entry's line in the config file; 0: --auth-token-file */
+  int all_generators; /* generators omitted or ["*"] */
+  char (*generators)[IDGEN__GEN_NAME_MAX + 1]; /* configured generators' names (heap) */
+  size_t ngenerators;
+  int decode; /* may decode opaque IDs (HTTP /v1/decode/ID?opaque=1) */
+} idgen__token_spec;
+
 typedef struct idgen__serve_config {
   char http[IDGEN_CFG_STR]; /* "ADDR:PORT"; "" disables the HTTP listener */
   char resp[IDGEN_CFG_STR]; /* "ADDR:PORT"; "" disables the RESP listener */
@@ -73,6 +87,8 @@ typedef struct idgen__serve_config {
   char auth_token[IDGEN_CFG_STR]; /* read from auth_token_file; "" means no token */
   idgen__gen_spec *gens;          /* every generator, "default" first (owned; heap) */
   size_t ngens;
+  idgen__token_spec *tokens; /* the config file's tokens: (owned; heap) */
+  size_t ntokens;
 } idgen__serve_config;
 
 /* The largest --max-count accepted. */
@@ -96,14 +112,17 @@ typedef enum idgen__config_status {
 idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc,
                                               char **argv, FILE *out, char *err,
                                               size_t errlen);
-/* Frees what load allocated (the generators); cfg can be loaded again. */
+/* 1 if clients must present a token: --auth-token-file or a tokens: section. */
+int idgen__serve_config_auth(const idgen__serve_config *cfg);
+/* Frees what load allocated (the generators, the tokens); cfg can be loaded again. */
 void idgen__serve_config_free(idgen__serve_config *cfg);
 /* The checks a loaded configuration must pass before serving, each a usage error (exit
  * 2): listener addresses, the clock, every generator (layout, policy, sequence
  * threshold and lease options against the layout; segment backend, DSN syntax and
  * steps; the opaque key file), fixed worker IDs that two generators would both claim,
- * and the token file (read into auth_token: one token of IDGEN_SERVE_TOKEN_MIN
- * printable bytes at least). What only running can tell (etcd or a database reachable,
+ * and the token files (--auth-token-file read into auth_token, and those of the tokens:
+ * section: one token of IDGEN_SERVE_TOKEN_MIN printable bytes at least each, no two the
+ * same). What only running can tell (etcd or a database reachable,
  * the state dir writable, the ports free) is left to the server. Returns 0, or -1 with
  * one line in err. */
 int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen);

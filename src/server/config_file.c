@@ -52,12 +52,34 @@ static int key_of(reader *r, const yaml_node_t *k, const char *where, char *out,
   return 0;
 }
 
-static int read_entry(reader *r, const char *name, yaml_node_t *value,
+/* A list of scalars into o->items. */
+static int read_list(reader *r, const char *where, yaml_node_t *v, idgen__config_option *o) {
+  size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+  o->items = calloc(n ? n : 1, sizeof *o->items);
+  if (!o->items)
+    return fail(r, v, "out of memory");
+  for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+       it++) {
+    yaml_node_t *item = node(r, *it);
+    if (!item || item->type != YAML_SCALAR_NODE ||
+        strlen(scalar(item)) != item->data.scalar.length)
+      return fail(r, item ? item : v, "%s.%s: want a list of names", where, o->key);
+    if (!(o->items[o->nitems] = strdup(scalar(item))))
+      return fail(r, item, "out of memory");
+    o->nitems++;
+  }
+  return 0;
+}
+
+/* section is "generators" or "tokens" (whose options may be lists). */
+static int read_entry(reader *r, const char *section, const char *name, yaml_node_t *value,
                       idgen__config_entry *e) {
   char where[IDGEN_CONFIG_KEY_MAX + 16];
-  snprintf(where, sizeof where, "generators.%s", name);
+  int lists = !strcmp(section, "tokens");
+  snprintf(where, sizeof where, "%s.%s", section, name);
   if (value->type == YAML_SCALAR_NODE && value->data.scalar.length == 0)
-    return fail(r, value, "%s: no options (it needs a kind at least)", where);
+    return fail(r, value, "%s: no options (it needs %s at least)", where,
+                lists ? "a file" : "a kind");
   if (value->type != YAML_MAPPING_NODE)
     return fail(r, value, "%s: want a mapping of options (kind: ..., ...)", where);
   size_t n = (size_t)(value->data.mapping.pairs.top - value->data.mapping.pairs.start);
@@ -74,47 +96,55 @@ static int read_entry(reader *r, const char *name, yaml_node_t *value,
       if (!strcmp(e->options[i].key, o->key))
         return fail(r, k, "%s.%s: given twice (first on line %d)", where, o->key,
                     e->options[i].line);
+    o->line = (int)k->start_mark.line + 1;
+    if (lists && v && v->type == YAML_SEQUENCE_NODE) {
+      e->noptions++;
+      if (read_list(r, where, v, o) < 0)
+        return -1;
+      continue;
+    }
     if (!v || v->type != YAML_SCALAR_NODE)
-      return fail(r, v ? v : k, "%s.%s: want a single value, not a list or a mapping",
-                  where, o->key);
+      return fail(r, v ? v : k, "%s.%s: want a single value, not a %smapping", where,
+                  o->key, lists ? "" : "list or a ");
     if (strlen(scalar(v)) != v->data.scalar.length)
       return fail(r, v, "%s.%s: the value holds a NUL byte", where, o->key);
     o->value = strdup(scalar(v));
     if (!o->value)
       return fail(r, v, "out of memory");
-    o->line = (int)k->start_mark.line + 1;
     e->noptions++;
   }
   return 0;
 }
 
-static int read_generators(reader *r, yaml_node_t *gens, idgen__config_file *out) {
-  if (gens->type == YAML_SCALAR_NODE && gens->data.scalar.length == 0)
+/* The mapping under "generators:" or "tokens:" into *entries. */
+static int read_section(reader *r, const char *section, yaml_node_t *map,
+                        idgen__config_entry **entries, size_t *nentries) {
+  if (map->type == YAML_SCALAR_NODE && map->data.scalar.length == 0)
     return 0; /* "generators:" with nothing under it */
-  if (gens->type != YAML_MAPPING_NODE)
-    return fail(r, gens, "generators: want a mapping of names to generators");
-  size_t n = (size_t)(gens->data.mapping.pairs.top - gens->data.mapping.pairs.start);
-  out->entries = calloc(n ? n : 1, sizeof *out->entries);
-  if (!out->entries)
-    return fail(r, gens, "out of memory");
-  for (yaml_node_pair_t *p = gens->data.mapping.pairs.start;
-       p < gens->data.mapping.pairs.top; p++) {
-    idgen__config_entry *e = &out->entries[out->nentries];
+  if (map->type != YAML_MAPPING_NODE)
+    return fail(r, map, "%s: want a mapping of names to %s", section, section);
+  size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+  *entries = calloc(n ? n : 1, sizeof **entries);
+  if (!*entries)
+    return fail(r, map, "out of memory");
+  for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+       p++) {
+    idgen__config_entry *e = &(*entries)[*nentries];
     char name[IDGEN_CONFIG_KEY_MAX + 1];
     yaml_node_t *k = node(r, p->key), *v = node(r, p->value);
-    if (key_of(r, k, "generators", name, sizeof name) < 0)
+    if (key_of(r, k, section, name, sizeof name) < 0)
       return -1;
-    for (size_t i = 0; i < out->nentries; i++)
-      if (!strcmp(out->entries[i].name, name))
-        return fail(r, k, "generators.%s: given twice (first on line %d)", name,
-                    out->entries[i].line);
+    for (size_t i = 0; i < *nentries; i++)
+      if (!strcmp((*entries)[i].name, name))
+        return fail(r, k, "%s.%s: given twice (first on line %d)", section, name,
+                    (*entries)[i].line);
     e->name = strdup(name);
     if (!e->name)
       return fail(r, k, "out of memory");
     e->line = (int)k->start_mark.line + 1;
-    out->nentries++;
-    if (!v || read_entry(r, name, v, e) < 0)
-      return v ? -1 : fail(r, k, "generators.%s: no value", name);
+    (*nentries)++;
+    if (!v || read_entry(r, section, name, v, e) < 0)
+      return v ? -1 : fail(r, k, "%s.%s: no value", section, name);
   }
   return 0;
 }
@@ -132,12 +162,17 @@ static int read_document(reader *r, idgen__config_file *out) {
     char key[IDGEN_CONFIG_KEY_MAX];
     if (key_of(r, k, "top level", key, sizeof key) < 0)
       return -1;
-    if (strcmp(key, "generators"))
-      return fail(r, k, "%s: unknown key (the file holds 'generators' only)", key);
-    if (first_line)
-      return fail(r, k, "generators: given twice (first on line %d)", first_line);
-    first_line = (int)k->start_mark.line + 1;
-    if (read_generators(r, v, out) < 0)
+    int is_tokens = !strcmp(key, "tokens");
+    if (strcmp(key, "generators") && !is_tokens)
+      return fail(r, k, "%s: unknown key (the file holds 'generators' and 'tokens')", key);
+    int *seen = is_tokens ? &out->tokens_line : &first_line;
+    if (*seen)
+      return fail(r, k, "%s: given twice (first on line %d)", key, *seen);
+    *seen = (int)k->start_mark.line + 1;
+    if (!v)
+      return fail(r, k, "%s: no value", key);
+    if (is_tokens ? read_section(r, "tokens", v, &out->tokens, &out->ntokens)
+                  : read_section(r, "generators", v, &out->entries, &out->nentries))
       return -1;
   }
   return 0;
@@ -218,13 +253,23 @@ int idgen__config_file_read(const char *path, idgen__config_file *out, char *err
   return rc;
 }
 
-void idgen__config_file_free(idgen__config_file *f) {
-  for (size_t i = 0; i < f->nentries; i++) {
-    for (size_t j = 0; j < f->entries[i].noptions; j++)
-      free(f->entries[i].options[j].value);
-    free(f->entries[i].options);
-    free(f->entries[i].name);
+static void free_entries(idgen__config_entry *entries, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < entries[i].noptions; j++) {
+      idgen__config_option *o = &entries[i].options[j];
+      free(o->value);
+      for (size_t k = 0; k < o->nitems; k++)
+        free(o->items[k]);
+      free(o->items);
+    }
+    free(entries[i].options);
+    free(entries[i].name);
   }
-  free(f->entries);
+  free(entries);
+}
+
+void idgen__config_file_free(idgen__config_file *f) {
+  free_entries(f->entries, f->nentries);
+  free_entries(f->tokens, f->ntokens);
   memset(f, 0, sizeof *f);
 }

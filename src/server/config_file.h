@@ -5,6 +5,9 @@
  *   generators:
  *     NAME:
  *       KEY: SCALAR
+ *   tokens:
+ *     NAME:
+ *       KEY: SCALAR or [SCALAR, ...]
  */
 #ifndef IDGEN_SERVER_CONFIG_FILE_H
 #define IDGEN_SERVER_CONFIG_FILE_H
@@ -16,8 +19,10 @@
 
 typedef struct idgen__config_option {
   char key[IDGEN_CONFIG_KEY_MAX];
-  char *value; /* the scalar, NUL-terminated (owned) */
-  int line;    /* 1-based */
+  char *value; /* the scalar, NUL-terminated (owned); NULL for a list */
+  char **items; /* a list of scalars (tokens' entries only; owned), nitems of them */
+  size_t nitems;
+  int line; /* 1-based */
 } idgen__config_option;
 
 typedef struct idgen__config_entry {
@@ -30,11 +35,15 @@ typedef struct idgen__config_entry {
 typedef struct idgen__config_file {
   idgen__config_entry *entries; /* in the file's order; names are distinct */
   size_t nentries;
+  idgen__config_entry *tokens; /* the same shape; an option may be a list */
+  size_t ntokens;
+  int tokens_line; /* of "tokens:"; 0: none */
 } idgen__config_file;
 
 /* Reads and parses path. Returns 0, or -1 with one line in err: "PATH:LINE: KEY: what
  * is wrong" (a YAML syntax error, a key that is not a string, a value that is not a
- * scalar, a generator or option given twice, an unknown top-level key). On failure
+ * scalar (a token's may be a list of scalars), a generator, token or option given
+ * twice, an unknown top-level key). On failure
  * *out is left empty. */
 int idgen__config_file_read(const char *path, idgen__config_file *out, char *err,
                             size_t errlen);

@@ -43,7 +43,13 @@ void idgen__serve_config_usage(FILE *out) {
   fprintf(out,
           "\n  --print-config\n      print the effective configuration and exit\n"
           "  --help\n      this text\n\n"
-          "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file.\n"
+          "The --config file may also hold tokens: NAME: {file: F, generators: [G, ...],\n"
+          "decode: true|false}: each token issues only from the generators it names\n"
+          "(omitted or [\"*\"]: every one; others get 403 / -NOPERM) and decodes opaque IDs\n"
+          "only with decode: true (default false). --auth-token-file is every generator,\n"
+          "with decode.\n\n"
+          "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file and\n"
+          "reads the token files again (one that fails keeps the tokens in force).\n"
           "See docs/server.md for the routes and commands.\n");
 }
 
@@ -197,5 +203,17 @@ void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
       if ((idgen__gen_keys[i].kinds & KB(s->kind)) &&
           strcmp(idgen__gen_keys[i].name, "path") && !(g == 0 && idgen__gen_keys[i].flag))
         print_key(s, &idgen__gen_keys[i], out);
+  }
+  /* The tokens: their files and what they may do, never their values. */
+  for (size_t t = 0; t < cfg->ntokens; t++) {
+    const idgen__token_spec *k = &cfg->tokens[t];
+    fprintf(out, "[tokens.%s]  # file:%d\nfile = \"%s\"\ngenerators = ", k->name, k->line,
+            k->file);
+    if (k->all_generators)
+      fprintf(out, "[\"*\"]");
+    for (size_t g = 0; g < k->ngenerators; g++)
+      fprintf(out, "%s\"%s\"%s", g ? ", " : "[", k->generators[g],
+              g + 1 == k->ngenerators ? "]" : "");
+    fprintf(out, "\ndecode = %s\n", k->decode ? "true" : "false");
   }
 }

@@ -56,6 +56,7 @@ int idgen__resp_parse(idgen__resp_parser *p, const char *in, size_t len,
 typedef struct idgen__resp_session {
   idgen__tctx *t;
   int authed;
+  idgen__grant grant;                     /* the token AUTH presented decides every command */
   unsigned auth_failures;                 /* wrong AUTHs on this connection */
   int proto;                              /* 2, or 3 after HELLO 3 */
   uint64_t id;                            /* CLIENT ID */

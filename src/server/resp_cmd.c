@@ -236,12 +236,21 @@ static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form,
   }
 }
 
+/* 1 if the connection's token may use g; else answers NOPERM and returns 0. */
+static int permitted(call *x, const idgen__generator *g) {
+  if (idgen__svc_grant_covers(&x->s->grant, g))
+    return 1;
+  idgen__resp_errorf(&x->out, "NOPERM token '%s' may not use generator '%s'",
+                     idgen__svc_grant_name(&x->s->grant), g->name);
+  return 0;
+}
+
 /* ID [name] [form] */
 static void cmd_id(call *x) {
   idgen__id_form form;
   size_t next;
   idgen__generator *g = generator_arg(x, 1, 0, &next);
-  if (!g)
+  if (!g || !permitted(x, g))
     return;
   if (x->c->argc > next + 1)
     reply_error(x, "ERR wrong number of arguments for 'id' command");
@@ -255,7 +264,7 @@ static void cmd_ids(call *x) {
   idgen__id_form form;
   size_t next;
   idgen__generator *g = generator_arg(x, 1, 1, &next);
-  if (!g)
+  if (!g || !permitted(x, g))
     return;
   if (x->c->argc < next + 1 || x->c->argc > next + 2)
     reply_error(x, "ERR wrong number of arguments for 'ids' command");
@@ -274,6 +283,8 @@ static void cmd_range(call *x) {
                        (int)(x->c->argl[1] > 64 ? 64 : x->c->argl[1]), x->c->argv[1]);
     return;
   }
+  if (!permitted(x, g))
+    return;
   const char *refusal = idgen__svc_range_refusal(g);
   if (refusal) {
     idgen__resp_errorf(&x->out, "ERR %s", refusal);
@@ -430,10 +441,12 @@ static void cmd_select(call *x) {
  * IDGEN_RESP_MAX_AUTH_FAILURES-th: guessing takes new connections) and returns 0. */
 static int authenticate(call *x, const char *user, size_t ul, const char *pass, size_t pl) {
   idgen__tctx *t = x->s->t;
+  idgen__grant grant;
   int good = ul == 7 && memcmp(user, "default", 7) == 0 &&
-             (!idgen__svc_auth_required(t->svc) || idgen__svc_auth_ok(t->svc, pass, pl));
+             idgen__svc_auth(t->svc, pass, pl, &grant);
   if (good) {
     x->s->authed = 1;
+    x->s->grant = grant;
     return 1;
   }
   reply_error(x, "WRONGPASS invalid username-password pair or user is disabled.");
@@ -556,6 +569,7 @@ static void cmd_reset(call *x) {
   x->out.proto = 2;
   x->s->name[0] = 0;
   x->s->authed = !idgen__svc_auth_required(x->s->t->svc);
+  x->s->grant = (idgen__grant){NULL, -1};
   idgen__resp_simple(&x->out, "RESET");
 }
 
@@ -885,7 +899,8 @@ static void wrong_arity(call *x, const command *cmd) {
 }
 
 /* As Redis: the name is looked up first (an unknown one is answered before AUTH too),
- * then AUTH is required, then the arity is checked. */
+ * then AUTH is required (and its token still in force after a reload), then the arity
+ * is checked. */
 idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
                             idgen__buf *out, int *error, int *close) {
   call x = {s, c, {out, s->proto}, 0};
@@ -896,6 +911,12 @@ idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
     unknown_command(&x);
   } else if (!s->authed && !(cmd->flags & CMD_NO_AUTH)) {
     reply_error(&x, "NOAUTH Authentication required.");
+  } else if (s->authed && !(cmd->flags & CMD_NO_AUTH) &&
+             !idgen__svc_grant_renew(s->t->svc, &s->grant)) {
+    /* A reload removed or changed the token this connection presented: AUTH again. */
+    s->authed = 0;
+    reply_error(&x, "NOAUTH Authentication required: a reload removed or changed the "
+                    "token of this connection.");
   } else if (!arity_ok(cmd, c->argc)) {
     wrong_arity(&x, cmd);
   } else if (cmd->sub && (c->argc > 1 || !cmd->run)) {

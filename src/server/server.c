@@ -221,7 +221,7 @@ static int start_workers(serve *s) {
 
 /* Every thread's sockets, one per listener (SO_REUSEPORT). */
 static int start_listeners(serve *s) {
-  int token_set = s->cfg->auth_token[0] != 0;
+  int token_set = idgen__serve_config_auth(s->cfg);
   snprintf(s->http_bound, sizeof s->http_bound, "off");
   snprintf(s->resp_bound, sizeof s->resp_bound, "off");
   if (s->cfg->http[0] &&
@@ -266,7 +266,9 @@ static int start_service(serve *s) {
              IDGEN_VERSION, s->http_bound, s->resp_bound, s->nthreads,
              layout ? layout->name : "-", idgen_lease_kind_name(cfg->lease.kind),
              cfg->policy, (unsigned long long)cfg->max_conns,
-             (unsigned long long)cfg->max_count, cfg->auth_token[0] ? "token" : "none",
+             (unsigned long long)cfg->max_count, !idgen__serve_config_auth(cfg) ? "none"
+             : cfg->ntokens                ? "tokens"
+                                           : "token",
              gens);
   return 0;
 }
@@ -287,7 +289,8 @@ static void start_threads(serve *s) {
   }
 }
 
-/* The main thread waits for SIGTERM or SIGINT, reopens the log on SIGHUP, and logs the
+/* The main thread waits for SIGTERM or SIGINT, reopens the log and reads the token files
+ * again on SIGHUP, and logs the
  * generators' changes of state meanwhile. */
 static void wait_for_stop(serve *s) {
   for (;;) {
@@ -300,6 +303,7 @@ static void wait_for_stop(serve *s) {
       int r = idgen__log_reopen();
       idgen__log(r < 0 ? "warn" : "info", "log_reopen", "%s",
                  r < 0 ? strerror(-r) : "reopened on SIGHUP");
+      idgen__svc_tokens_reload(s->svc);
       continue;
     }
     idgen__log("info", "stop", "%s: stop accepting, finish in-flight work within %llu ms",

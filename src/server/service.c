@@ -13,6 +13,7 @@
 #include "idgen/random.h"
 #include "common/id_form.h"
 #include "server/log.h"
+#include "server/tokens.h"
 
 #ifndef IDGEN_VERSION
 #define IDGEN_VERSION "unknown"
@@ -33,6 +34,9 @@ struct idgen__svc {
   _Atomic uint64_t clients; /* RESP connections so far: CLIENT ID */
   size_t nshards;
   idgen__metrics *shards;
+  /* The tokens in force; a reload swaps in a new set that keeps the old ones alive
+   * (chained), as a connection's grant may point into them. NULL: no token. */
+  _Atomic(idgen__token_set *) tokens;
 };
 
 static void close_all(idgen__svc *svc) {
@@ -42,6 +46,7 @@ static void close_all(idgen__svc *svc) {
   for (size_t k = 0; k < KIND_COUNT; k++)
     idgen__generator_close(svc->builtin[k]);
   idgen_random_system_free(svc->random);
+  idgen__token_set_free(atomic_load(&svc->tokens));
   free(svc->gens);
   free(svc->shards);
   free(svc);
@@ -57,6 +62,7 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   svc->cfg = *cfg;
   svc->cfg.gens = NULL;
   svc->cfg.ngens = 0;
+  svc->cfg.tokens = NULL; /* the token set holds its own copy; ntokens still counts */
   svc->started_ms = idgen_wall_ns() / 1000000;
   svc->nshards = nshards ? nshards : 1;
   svc->shards = calloc(svc->nshards, sizeof *svc->shards);
@@ -85,6 +91,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
     goto fail;
   }
   svc->env.random = svc->random;
+  idgen__token_set *tokens = NULL;
+  if (idgen__token_set_load(cfg, &tokens, err, errlen) < 0) {
+    rc = IDGEN_EINVAL;
+    goto fail;
+  }
+  atomic_store(&svc->tokens, tokens);
   for (unsigned k = KIND_UUID7; k <= KIND_ULID; k++) {
     idgen__gen_spec spec = {.kind = (idgen__kind)k};
     snprintf(spec.name, sizeof spec.name, "%s", idgen__kind_name((idgen__kind)k));
@@ -171,18 +183,61 @@ void idgen__svc_watch(idgen__svc *svc) {
 }
 
 int idgen__svc_auth_required(const idgen__svc *svc) {
-  return svc->cfg.auth_token[0] != 0;
+  return idgen__serve_config_auth(&svc->cfg);
 }
 
-int idgen__svc_auth_ok(const idgen__svc *svc, const char *token, size_t len) {
-  const char *want = svc->cfg.auth_token;
-  size_t wl = strlen(want);
-  /* Constant time in the token's content; the length is not secret enough to hide. */
-  unsigned diff = (unsigned)(len != wl);
-  for (size_t i = 0; i < wl; i++)
-    diff |= (unsigned)(unsigned char)want[i] ^
-            (unsigned)(unsigned char)(i < len ? token[i] : 0);
-  return wl > 0 && diff == 0;
+int idgen__svc_auth(idgen__svc *svc, const char *tok, size_t len, idgen__grant *g) {
+  const idgen__token_set *set = atomic_load_explicit(&svc->tokens, memory_order_acquire);
+  if (!set) {
+    *g = (idgen__grant){NULL, -1};
+    return 1;
+  }
+  long i = idgen__token_set_find(set, tok, len);
+  if (i < 0)
+    return 0;
+  *g = (idgen__grant){set, i};
+  return 1;
+}
+
+int idgen__svc_grant_renew(idgen__svc *svc, idgen__grant *g) {
+  const idgen__token_set *set = atomic_load_explicit(&svc->tokens, memory_order_acquire);
+  if (g->set == set)
+    return 1;
+  if (!g->set || g->index < 0)
+    return 0;
+  long i = idgen__token_set_same(set, g->set, (size_t)g->index);
+  if (i < 0)
+    return 0;
+  *g = (idgen__grant){set, i};
+  return 1;
+}
+
+int idgen__svc_grant_covers(const idgen__grant *g, const idgen__generator *gen) {
+  return !g->set || idgen__token_covers(idgen__token_set_spec(g->set, (size_t)g->index),
+                                        gen->name);
+}
+
+int idgen__svc_grant_decode(const idgen__grant *g) {
+  return !g->set || idgen__token_set_spec(g->set, (size_t)g->index)->decode;
+}
+
+const char *idgen__svc_grant_name(const idgen__grant *g) {
+  return g->set ? idgen__token_set_spec(g->set, (size_t)g->index)->name : "";
+}
+
+void idgen__svc_tokens_reload(idgen__svc *svc) {
+  idgen__token_set *old = atomic_load(&svc->tokens), *fresh = NULL;
+  if (!old)
+    return; /* no token: nothing to read */
+  char why[IDGEN_CFG_PATH * 2 + 200];
+  if (idgen__token_set_reload(old, &fresh, why, sizeof why) < 0) {
+    idgen__log("warn", "tokens_reload", "kept the tokens in force: %s", why);
+    return;
+  }
+  idgen__token_set_chain(fresh, old);
+  atomic_store_explicit(&svc->tokens, fresh, memory_order_release);
+  idgen__log("info", "tokens_reload", "%zu token(s) read again on SIGHUP",
+             idgen__token_set_count(fresh));
 }
 
 /* The top level holds the default generator's fields (as before there were named

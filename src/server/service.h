@@ -55,9 +55,29 @@ int idgen__svc_stopping(const idgen__svc *svc);
 /* The main thread's periodic look at the generators: logs their changes of state. */
 void idgen__svc_watch(idgen__svc *svc);
 
-/* The token required from clients ("" when none) and a constant-time check. */
+/* 1 if clients must present a token (--auth-token-file, the config file's tokens:). */
 int idgen__svc_auth_required(const idgen__svc *svc);
-int idgen__svc_auth_ok(const idgen__svc *svc, const char *token, size_t len);
+
+/* What a client's token lets it do: a token of one set (server/tokens.h). With no
+ * token required, set is NULL and everything is allowed. */
+typedef struct idgen__grant {
+  const struct idgen__token_set *set;
+  long index;
+} idgen__grant;
+/* Finds the token tok[0..len) in the current set, in constant time (tokens.h): 1 and
+ * *g, or 0 (g untouched). Without a token required: 1, everything. Thread-safe. */
+int idgen__svc_auth(idgen__svc *svc, const char *tok, size_t len, idgen__grant *g);
+/* A grant kept across requests (a RESP connection's): 1 if its token is still in force,
+ * *g moved to the current set; 0 if a reload removed or changed it. Thread-safe. */
+int idgen__svc_grant_renew(idgen__svc *svc, idgen__grant *g);
+/* 1 if g may use generator gen (issue from it); 1 if it may decode opaque IDs. */
+int idgen__svc_grant_covers(const idgen__grant *g, const idgen__generator *gen);
+int idgen__svc_grant_decode(const idgen__grant *g);
+/* The token's name ("" without a token), never its value: for messages. */
+const char *idgen__svc_grant_name(const idgen__grant *g);
+/* SIGHUP: reads every token file again; on success the new set is in force for the next
+ * request, else the old one stays. Logs one line either way. Main thread only. */
+void idgen__svc_tokens_reload(idgen__svc *svc);
 
 /* GET /v1/info's JSON object; RESP INFO's "key:value\r\n" text. */
 void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out);

@@ -240,6 +240,43 @@ static void test_config_precedence(void **state) {
 }
 
 /* Each bad file: one line that names the file, the line and the key. */
+/* tokens: each its file, generators (a list, or every one) and decode; two tokens of
+ * one value refused by the check. */
+static void test_config_tokens(void **state) {
+  (void)state;
+  char err[512], a[] = "/tmp/idgen-unit-token-a-XXXXXX", b[] = "/tmp/idgen-unit-token-b-XXXXXX";
+  int fa = mkstemp(a), fb = mkstemp(b);
+  assert_true(fa >= 0 && fb >= 0);
+  assert_int_equal(write(fa, "token-aaaa-0123456789\n", 22), 22);
+  assert_int_equal(write(fb, "token-bbbb-0123456789\n", 22), 22);
+  char yaml[1024];
+  snprintf(yaml, sizeof yaml,
+           "generators:\n  orders: {kind: uuid7}\n  invoices: {kind: ulid}\n"
+           "tokens:\n  team-a: {file: %s, generators: [orders, invoices], decode: true}\n"
+           "  team-b:\n    file: %s\n",
+           a, b);
+  assert_int_equal(load_yaml(yaml, NULL, 1, err, sizeof err), IDGEN_CONFIG_SERVE);
+  assert_int_equal(cfg.ntokens, 2);
+  assert_string_equal(cfg.tokens[0].name, "team-a");
+  assert_int_equal(cfg.tokens[0].all_generators, 0);
+  assert_int_equal(cfg.tokens[0].ngenerators, 2);
+  assert_string_equal(cfg.tokens[0].generators[1], "invoices");
+  assert_int_equal(cfg.tokens[0].decode, 1);
+  assert_int_equal(cfg.tokens[0].line, 5);
+  assert_int_equal(cfg.tokens[1].all_generators, 1);
+  assert_int_equal(cfg.tokens[1].decode, 0);
+  assert_int_equal(idgen__serve_config_auth(&cfg), 1);
+  /* the same value twice */
+  assert_int_equal(lseek(fb, 0, SEEK_SET), 0);
+  assert_int_equal(write(fb, "token-aaaa-0123456789\n", 22), 22);
+  assert_int_equal(load_yaml(yaml, NULL, 1, err, sizeof err), -1);
+  assert_non_null(strstr(err, "tokens 'team-a' and 'team-b' hold the same token"));
+  close(fa);
+  close(fb);
+  unlink(a);
+  unlink(b);
+}
+
 static void test_config_file_errors(void **state) {
   (void)state;
   static const struct {
@@ -296,6 +333,18 @@ static void test_config_file_errors(void **state) {
        "FILE:2: generators.o: segment 'o': max_step 5 is outside step (10)"},
       {"generators:\n  o: {kind: segment, opaque_key_file: /no/such/key}\n", 1,
        "FILE:2: generators.o.opaque_key_file /no/such/key: No such file"},
+      {"tokens:\n  t: {file: /x, generators: [nosuch]}\n", 0,
+       "FILE:2: tokens.t.generators: 'nosuch' is not a generator of this server (default)"},
+      {"tokens:\n  t: {file: /x, generators: []}\n", 0, "FILE:2: tokens.t.generators: an empty"},
+      {"tokens:\n  t: {file: /x, decode: maybe}\n", 0,
+       "FILE:2: tokens.t.decode: 'maybe' is not true or false"},
+      {"tokens:\n  t: {generators: [default]}\n", 0, "FILE:2: tokens.t: no file"},
+      {"tokens:\n  t: {file: [a, b]}\n", 0, "FILE:2: tokens.t.file: want a single value"},
+      {"tokens:\n  t: {file: /x, rate: 5}\n", 0, "FILE:2: tokens.t.rate: unknown option"},
+      {"tokens:\n  auth-token-file: {file: /x}\n", 0,
+       "FILE:2: tokens.auth-token-file: not a token name"},
+      {"tokens:\n  t: {file: /no/such/token}\n", 1,
+       "FILE:2: tokens.t.file /no/such/token: No such file"},
       {"generators:\n  default: {seq_reset_threshold: 99999}\n", 1,
        "FILE:2: generators.default.seq_reset_threshold 99999: must be below 2^12"},
   };
@@ -412,6 +461,7 @@ int main(void) {
       cmocka_unit_test(test_token_length),      cmocka_unit_test(test_listeners_checked),
       cmocka_unit_test(test_loopback),          cmocka_unit_test(test_config_file),
       cmocka_unit_test(test_config_precedence), cmocka_unit_test(test_config_file_errors),
+      cmocka_unit_test(test_config_tokens),
       cmocka_unit_test(test_fixed_workers),     cmocka_unit_test(test_k8s_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

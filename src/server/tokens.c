@@ -1,0 +1,203 @@
+/* tokens.c: the token files read into a set, found in constant time, and compared
+ * across a reload. */
+#include "server/tokens.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct entry {
+  idgen__token_spec spec; /* generators: an owned copy */
+  char value[IDGEN_CFG_STR];
+  size_t len;
+} entry;
+
+struct idgen__token_set {
+  entry *v;
+  size_t n;
+  idgen__token_set *older; /* the set this one replaced, kept alive (chain) */
+};
+
+int idgen__token_read(const char *what, const char *path, char *out, size_t outsize,
+                      char *err, size_t errlen) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s %s: %s", what, path, strerror(errno));
+    return -1;
+  }
+  memset(out, 0, outsize);
+  size_t n = fread(out, 1, outsize - 1, f);
+  int more = fgetc(f) != EOF, failed = ferror(f);
+  fclose(f);
+  out[n] = 0;
+  while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ' ||
+               out[n - 1] == '\t'))
+    out[--n] = 0;
+  int bad = failed || more || n == 0 || strlen(out) != n;
+  for (size_t i = 0; !bad && i < n; i++)
+    bad = (unsigned char)out[i] <= ' ' || (unsigned char)out[i] >= 0x7f;
+  if (bad)
+    snprintf(err, errlen, "%s %s: want one token of %d..%zu printable characters", what,
+             path, IDGEN_SERVE_TOKEN_MIN, outsize - 1);
+  else if (n < IDGEN_SERVE_TOKEN_MIN)
+    snprintf(err, errlen,
+             "%s %s: the token has %zu characters, %d at least are needed "
+             "(one way: head -c 24 /dev/urandom | base64)",
+             what, path, n, IDGEN_SERVE_TOKEN_MIN);
+  if (bad || n < IDGEN_SERVE_TOKEN_MIN) {
+    memset(out, 0, outsize);
+    return -1;
+  }
+  return 0;
+}
+
+/* 1 if a[0..al) == b[0..bl), in time that depends on al alone. */
+static unsigned same_bytes(const char *a, size_t al, const char *b, size_t bl) {
+  unsigned diff = (unsigned)(al != bl);
+  for (size_t i = 0; i < al; i++)
+    diff |= (unsigned)(unsigned char)a[i] ^ (unsigned)(unsigned char)(i < bl ? b[i] : 0);
+  return (unsigned)(diff == 0);
+}
+
+static void free_one(idgen__token_set *set) {
+  for (size_t i = 0; i < set->n; i++) {
+    free(set->v[i].spec.generators);
+    memset(set->v[i].value, 0, sizeof set->v[i].value);
+  }
+  free(set->v);
+  free(set);
+}
+
+void idgen__token_set_free(idgen__token_set *set) {
+  while (set) {
+    idgen__token_set *older = set->older;
+    free_one(set);
+    set = older;
+  }
+}
+
+void idgen__token_set_chain(idgen__token_set *newer, idgen__token_set *older) {
+  newer->older = older;
+}
+
+/* A set of n tokens from specs (copied), each read from its file, or taken from
+ * preset[i] when that is not NULL (a token without a file: the tests' fixtures). */
+static int load(const idgen__token_spec *const *specs, const char *const *preset, size_t n,
+                idgen__token_set **out, char *err, size_t errlen) {
+  idgen__token_set *set = calloc(1, sizeof *set);
+  if (set)
+    set->v = calloc(n ? n : 1, sizeof *set->v);
+  if (!set || !set->v) {
+    free(set);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    entry *e = &set->v[set->n];
+    e->spec = *specs[i];
+    e->spec.generators = NULL;
+    set->n++;
+    if (specs[i]->ngenerators) {
+      e->spec.generators = calloc(specs[i]->ngenerators, sizeof *e->spec.generators);
+      if (!e->spec.generators) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+      }
+      memcpy(e->spec.generators, specs[i]->generators,
+             specs[i]->ngenerators * sizeof *e->spec.generators);
+    }
+    char what[IDGEN__GEN_NAME_MAX + 32];
+    if (e->spec.line)
+      snprintf(what, sizeof what, "tokens.%s.file", e->spec.name);
+    else
+      snprintf(what, sizeof what, "--auth-token-file");
+    if (preset[i])
+      snprintf(e->value, sizeof e->value, "%s", preset[i]);
+    else if (idgen__token_read(what, e->spec.file, e->value, sizeof e->value, err, errlen) <
+             0)
+      goto fail;
+    e->len = strlen(e->value);
+    for (size_t j = 0; j < i; j++)
+      if (same_bytes(set->v[j].value, set->v[j].len, e->value, e->len)) {
+        snprintf(err, errlen,
+                 "tokens '%s' and '%s' hold the same token (%s, %s): a request could not "
+                 "tell them apart",
+                 set->v[j].spec.name, e->spec.name, set->v[j].spec.file, e->spec.file);
+        goto fail;
+      }
+  }
+  *out = set;
+  return 0;
+fail:
+  free_one(set);
+  return -1;
+}
+
+int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_set **out, char *err,
+                          size_t errlen) {
+  *out = NULL;
+  idgen__token_spec auth = {.all_generators = 1, .decode = 1};
+  snprintf(auth.name, sizeof auth.name, "%s", IDGEN__AUTH_TOKEN_NAME);
+  snprintf(auth.file, sizeof auth.file, "%s", cfg->auth_token_file);
+  const idgen__token_spec *specs[IDGEN__TOKENS_MAX + 1];
+  const char *preset[IDGEN__TOKENS_MAX + 1] = {0};
+  size_t n = 0;
+  if (cfg->auth_token_file[0] || cfg->auth_token[0]) {
+    if (!cfg->auth_token_file[0])
+      preset[n] = cfg->auth_token;
+    specs[n++] = &auth;
+  }
+  for (size_t i = 0; i < cfg->ntokens && n < IDGEN__TOKENS_MAX + 1; i++)
+    specs[n++] = &cfg->tokens[i];
+  return n ? load(specs, preset, n, out, err, errlen) : 0;
+}
+
+int idgen__token_set_reload(const idgen__token_set *old, idgen__token_set **out, char *err,
+                            size_t errlen) {
+  const idgen__token_spec *specs[IDGEN__TOKENS_MAX + 1];
+  const char *preset[IDGEN__TOKENS_MAX + 1] = {0};
+  size_t n = 0;
+  for (size_t i = 0; i < old->n && n < IDGEN__TOKENS_MAX + 1; i++) {
+    preset[n] = old->v[i].spec.file[0] ? NULL : old->v[i].value;
+    specs[n++] = &old->v[i].spec;
+  }
+  return load(specs, preset, n, out, err, errlen);
+}
+
+size_t idgen__token_set_count(const idgen__token_set *set) {
+  return set ? set->n : 0;
+}
+
+const idgen__token_spec *idgen__token_set_spec(const idgen__token_set *set, size_t i) {
+  return &set->v[i].spec;
+}
+
+long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t len) {
+  long found = -1;
+  for (size_t i = 0; set && i < set->n; i++) {
+    /* Every token is compared, and the match picked by a mask, not a branch. */
+    long mask = -(long)same_bytes(set->v[i].value, set->v[i].len, tok, len);
+    found = (found & ~mask) | ((long)i & mask);
+  }
+  return found;
+}
+
+long idgen__token_set_same(const idgen__token_set *set, const idgen__token_set *old,
+                           size_t i) {
+  const entry *was = &old->v[i];
+  for (size_t j = 0; set && j < set->n; j++)
+    if (!strcmp(set->v[j].spec.name, was->spec.name))
+      return same_bytes(set->v[j].value, set->v[j].len, was->value, was->len) ? (long)j
+                                                                               : -1;
+  return -1;
+}
+
+int idgen__token_covers(const idgen__token_spec *t, const char *name) {
+  if (t->all_generators)
+    return 1;
+  for (size_t i = 0; i < t->ngenerators; i++)
+    if (!strcmp(t->generators[i], name))
+      return 1;
+  return 0;
+}
