@@ -239,43 +239,6 @@ static int check_region(etcd_lease *e, const idgen__etcd_kv *workers, size_t nw)
   return 0;
 }
 
-/* The IDs acquire passes over: those with an unreadable HWM, and those held under their
- * other name. */
-typedef struct passed {
-  uint64_t *ids;
-  size_t n, cap;
-  size_t corrupt, other; /* how many of each */
-} passed;
-
-static int pass_over(etcd_lease *e, passed *p, uint64_t w) {
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 16;
-    uint64_t *ids = realloc(p->ids, cap * sizeof *ids);
-    if (!ids)
-      return idgen__why(&e->base, IDGEN_ENOMEM, "out of memory");
-    p->ids = ids;
-    p->cap = cap;
-  }
-  p->ids[p->n++] = w;
-  return 0;
-}
-
-static int none_free(etcd_lease *e, const passed *p, const char *corrupt) {
-  char space[160], other[96] = "";
-  idgen__space_name(&e->space, e->ns, space, sizeof space);
-  if (p->other)
-    snprintf(other, sizeof other,
-             "; %zu held under their other name (with or without "
-             "--datacenter)",
-             p->other);
-  if (p->corrupt)
-    return idgen__why(&e->base, IDGEN_ENOWORKER,
-                      "none of the %s free (etcd)%s; %zu skipped, the last: %s", space,
-                      other, p->corrupt, corrupt);
-  return idgen__why(&e->base, IDGEN_ENOWORKER, "all %llu %s are taken (etcd)%s",
-                    (unsigned long long)idgen__space_size(&e->space), space, other);
-}
-
 /* The floor of a worker claimed with no HWM key: its first use in this namespace, or its
  * history lost (the key or the namespace's prefix deleted). etcd cannot tell the two
  * apart (a deleted key leaves only a tombstone, gone at the next compaction), so both
@@ -303,7 +266,7 @@ static int hwm_record(const idgen__etcd_kv *kv, int found, idgen__record *rec) {
 typedef enum try_result {
   TRY_HELD,   /* the ID is ours (claimed, or a claim of ours adopted), its HWMs read */
   TRY_RACE,   /* lost a race, or a reply: list again (one of the 64 races) */
-  TRY_PASSED, /* the ID was passed over (pass_over): list again */
+  TRY_PASSED, /* the ID was passed over (idgen__pass_over): list again */
   TRY_FAILED  /* *rc says why */
 } try_result;
 
@@ -312,8 +275,7 @@ typedef enum try_result {
 typedef struct acquiring {
   int64_t id; /* the lease granted for this acquire */
   idgen__record self;
-  passed p;
-  char corrupt[IDGEN_LEASE_WHY_MAX]; /* the last unreadable record, for "skipped" */
+  idgen__passed p;
   uint64_t w;
   int other; /* the ID has another name (two-field layouts): owkey, ohkey */
   char wkey[160], hkey[160], owkey[160], ohkey[160];
@@ -341,7 +303,7 @@ static int pick_worker(etcd_lease *e, acquiring *a, int *ours) {
       idgen__etcd_pick(kvs, n, a->id, e->space.lo, e->space.hi, a->p.ids, a->p.n, ours);
   free(kvs);
   if (pick < 0)
-    return none_free(e, &a->p, a->corrupt);
+    return idgen__none_free(&e->base, &e->space, e->ns, "etcd", &a->p);
   a->w = (uint64_t)pick;
   return 0;
 }
@@ -382,7 +344,7 @@ static try_result claim(etcd_lease *e, acquiring *a, int *rc, const char **bad) 
     return TRY_FAILED;
   }
   if (!ok && a->ofound) { /* the failure branch read the other name's worker key */
-    if ((*rc = pass_over(e, &a->p, a->w)))
+    if ((*rc = idgen__pass_over(&e->base, &a->p, a->w)))
       return TRY_FAILED;
     a->p.other++;
     return TRY_PASSED;
@@ -426,9 +388,9 @@ static try_result try_worker(etcd_lease *e, acquiring *a, int *rc) {
   if (!*rc)
     return TRY_HELD;
   idgen__why(l, *rc, "etcd key %s: unreadable HWM record (%s)", bad, idgen_strerror(*rc));
-  snprintf(a->corrupt, sizeof a->corrupt, "%s", l->why);
+  snprintf(a->p.last_corrupt, sizeof a->p.last_corrupt, "%s", l->why);
   unclaim(e, a->w);
-  if ((*rc = pass_over(e, &a->p, a->w)))
+  if ((*rc = idgen__pass_over(&e->base, &a->p, a->w)))
     return TRY_FAILED;
   a->p.corrupt++;
   return TRY_PASSED;
@@ -454,7 +416,7 @@ static int hold(etcd_lease *e, acquiring *a, int64_t ttl, idgen_lease_grant *out
   out->fenced = 1;
   out->skipped = (uint32_t)a->p.corrupt;
   if (a->p.corrupt)
-    idgen__why(l, 0, "%s: skipped", a->corrupt);
+    idgen__why(l, 0, "%s: skipped", a->p.last_corrupt);
   return 0;
 }
 

@@ -85,6 +85,24 @@ IDGEN__EXPORT int idgen__why(idgen_lease *lease, int err, const char *fmt, ...)
 /* Counts one request to the coordination service that took ns (idgen_lease_latency). */
 IDGEN__EXPORT void idgen__lease_observe(idgen_lease *lease, int64_t ns);
 
+/* The IDs an acquire passes over (etcd, zookeeper): those with an unreadable HWM record
+ * (corrupt, the last one's why in last_corrupt) and those held under their other name
+ * (other). */
+typedef struct idgen__passed {
+  uint64_t *ids; /* grown by idgen__pass_over; the caller frees it */
+  size_t n, cap;
+  size_t corrupt, other; /* how many of each */
+  char last_corrupt[IDGEN_LEASE_WHY_MAX];
+} idgen__passed;
+
+/* Adds w to p->ids; IDGEN_ENOMEM (with why) when it cannot grow. */
+IDGEN__EXPORT int idgen__pass_over(idgen_lease *lease, idgen__passed *p, uint64_t w);
+/* IDGEN_ENOWORKER with "all N <space> are taken (provider)", or "none of the <space>
+ * free (provider); K skipped, the last: ..." when some were passed over as corrupt. */
+IDGEN__EXPORT int idgen__none_free(idgen_lease *lease, const idgen_lease_space *space,
+                                   const char *ns, const char *provider,
+                                   const idgen__passed *p);
+
 /* 1 when a provider was inherited across fork(): it belongs to the parent, and the
  * child must neither use nor release it (see idgen/lease.h). fork_gen is the fork
  * generation recorded when it was opened. */

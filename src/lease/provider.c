@@ -1,8 +1,9 @@
 /* provider.c: the public calls on a provider, each through its class (lease_internal.h),
  * so that the provider's struct stays out of the public header; and what every provider
- * shares: why() and the fork check. */
+ * shares: why(), the fork check, and the IDs an acquire passes over. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "lease/lease_internal.h"
 
@@ -56,4 +57,32 @@ int idgen__why(idgen_lease *lease, int err, const char *fmt, ...) {
   vsnprintf(lease->why, sizeof lease->why, fmt, ap);
   va_end(ap);
   return err;
+}
+
+int idgen__pass_over(idgen_lease *lease, idgen__passed *p, uint64_t w) {
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? p->cap * 2 : 16;
+    uint64_t *ids = realloc(p->ids, cap * sizeof *ids);
+    if (!ids)
+      return idgen__why(lease, IDGEN_ENOMEM, "out of memory");
+    p->ids = ids;
+    p->cap = cap;
+  }
+  p->ids[p->n++] = w;
+  return 0;
+}
+
+int idgen__none_free(idgen_lease *lease, const idgen_lease_space *space, const char *ns,
+                     const char *provider, const idgen__passed *p) {
+  char name[160], other[96] = "";
+  idgen__space_name(space, ns, name, sizeof name);
+  if (p->other)
+    snprintf(other, sizeof other,
+             "; %zu held under their other name (with or without --datacenter)", p->other);
+  if (p->corrupt)
+    return idgen__why(lease, IDGEN_ENOWORKER,
+                      "none of the %s free (%s)%s; %zu skipped, the last: %s", name,
+                      provider, other, p->corrupt, p->last_corrupt);
+  return idgen__why(lease, IDGEN_ENOWORKER, "all %llu %s are taken (%s)%s",
+                    (unsigned long long)idgen__space_size(space), name, provider, other);
 }

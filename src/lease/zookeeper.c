@@ -353,10 +353,7 @@ typedef enum try_result {
 
 /* An acquire in progress. */
 typedef struct acquiring {
-  uint64_t *skip;
-  size_t nskip, cap;
-  size_t corrupt, other;
-  char why_corrupt[IDGEN_LEASE_WHY_MAX];
+  idgen__passed p; /* the IDs passed over */
   uint64_t w;
   int has_other; /* two-field layouts: the ID's other name */
   char wpath[ZK_PATH_MAX], owpath[ZK_PATH_MAX];
@@ -365,33 +362,6 @@ typedef struct acquiring {
   char fresh[ZK_VALUE_MAX];  /* the first HWM record, when the node is absent */
   int64_t fresh_hwm_ms;
 } acquiring;
-
-static int pass_over(zk_lease *z, acquiring *a, uint64_t w) {
-  if (a->nskip == a->cap) {
-    size_t cap = a->cap ? a->cap * 2 : 16;
-    uint64_t *s = realloc(a->skip, cap * sizeof *s);
-    if (!s)
-      return idgen__why(&z->base, IDGEN_ENOMEM, "out of memory");
-    a->skip = s;
-    a->cap = cap;
-  }
-  a->skip[a->nskip++] = w;
-  return 0;
-}
-
-static int none_free(zk_lease *z, const acquiring *a) {
-  char space[160], other[96] = "";
-  idgen__space_name(&z->space, z->ns, space, sizeof space);
-  if (a->other)
-    snprintf(other, sizeof other,
-             "; %zu held under their other name (with or without --datacenter)", a->other);
-  if (a->corrupt)
-    return idgen__why(&z->base, IDGEN_ENOWORKER,
-                      "none of the %s free (zookeeper)%s; %zu skipped, the last: %s", space,
-                      other, a->corrupt, a->why_corrupt);
-  return idgen__why(&z->base, IDGEN_ENOWORKER, "all %llu %s are taken (zookeeper)%s",
-                    (unsigned long long)idgen__space_size(&z->space), space, other);
-}
 
 /* The worker node of the claim is there and belongs to this session: the claim applied
  * (its reply lost). 1 yes, 0 no, or a negative error. */
@@ -455,7 +425,7 @@ static try_result pick(zk_lease *z, acquiring *a, int *rc) {
   }
   int found = 0;
   for (uint64_t w = z->space.lo; w <= z->space.hi && !found; w++) {
-    if (!listed(ws, nw, w) && !listed(a->skip, a->nskip, w)) {
+    if (!listed(ws, nw, w) && !listed(a->p.ids, a->p.n, w)) {
       a->w = w;
       found = 1;
     }
@@ -464,7 +434,7 @@ static try_result pick(zk_lease *z, acquiring *a, int *rc) {
   }
   free(ws);
   if (!found) {
-    *rc = none_free(z, a);
+    *rc = idgen__none_free(&z->base, &z->space, z->ns, "zookeeper", &a->p);
     return TRY_FAILED;
   }
   node_of(z, z->space.datacenter, "workers", a->w, a->wpath, sizeof a->wpath);
@@ -484,9 +454,9 @@ static try_result pick(zk_lease *z, acquiring *a, int *rc) {
     /* one bad record must not stop everyone (all take the smallest free ID) */
     idgen__why(&z->base, *rc, "zookeeper node %s: unreadable HWM record (%s)", bad,
                idgen_strerror(*rc));
-    snprintf(a->why_corrupt, sizeof a->why_corrupt, "%s", z->base.why);
-    a->corrupt++;
-    return (*rc = pass_over(z, a, a->w)) ? TRY_FAILED : TRY_PASSED;
+    snprintf(a->p.last_corrupt, sizeof a->p.last_corrupt, "%s", z->base.why);
+    a->p.corrupt++;
+    return (*rc = idgen__pass_over(&z->base, &a->p, a->w)) ? TRY_FAILED : TRY_PASSED;
   }
   return *rc ? TRY_FAILED : TRY_HELD;
 }
@@ -549,8 +519,8 @@ static try_result try_worker(zk_lease *z, acquiring *a, int *rc) {
     return *rc ? TRY_FAILED : TRY_RACE;
   }
   if (a->has_other && res[0].err == ZOK && res[1].err == ZOK && res[2].err == ZNODEEXISTS) {
-    a->other++;
-    return (*rc = pass_over(z, a, a->w)) ? TRY_FAILED : TRY_PASSED;
+    a->p.other++;
+    return (*rc = idgen__pass_over(&z->base, &a->p, a->w)) ? TRY_FAILED : TRY_PASSED;
   }
   if (zrc == ZNONODE)
     z->dirs_made = 0; /* the other name's folder, maybe */
@@ -574,9 +544,9 @@ static void hold(zk_lease *z, const acquiring *a, idgen_lease_grant *out) {
    * timeout the ensemble negotiated, not the one asked for. */
   out->ttl_ms = zoo_recv_timeout(z->zh);
   out->fenced = 1;
-  out->skipped = (uint32_t)a->corrupt;
-  if (a->corrupt)
-    idgen__why(&z->base, 0, "%s: skipped", a->why_corrupt);
+  out->skipped = (uint32_t)a->p.corrupt;
+  if (a->p.corrupt)
+    idgen__why(&z->base, 0, "%s: skipped", a->p.last_corrupt);
 }
 
 static int zk_acquire(idgen_lease *l, idgen_lease_grant *out) {
@@ -596,7 +566,7 @@ static int zk_acquire(idgen_lease *l, idgen_lease_grant *out) {
     switch (try_worker(z, &a, &rc)) {
     case TRY_HELD:
       hold(z, &a, out);
-      free(a.skip);
+      free(a.p.ids);
       return 0;
     case TRY_RACE:
       races++;
@@ -604,11 +574,11 @@ static int zk_acquire(idgen_lease *l, idgen_lease_grant *out) {
     case TRY_PASSED:
       continue;
     case TRY_FAILED:
-      free(a.skip);
+      free(a.p.ids);
       return rc == IDGEN_ELEASE ? IDGEN_EUNAVAIL : rc;
     }
   }
-  free(a.skip);
+  free(a.p.ids);
   return idgen__why(l, IDGEN_ECONFLICT,
                     "zookeeper: lost 64 races for a worker ID in namespace '%s'", z->ns);
 }

@@ -83,10 +83,7 @@ int idgen__segment_why(idgen__segment_backend *b, int err, const char *fmt, ...)
 
 int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const char *key,
                              uint64_t step) {
-  if (!strcmp(b->vtable->name, "mariadb"))
-    return idgen__segment_why(b, IDGEN_EINVAL,
-                              "mariadb: a ticket table has one counter: no period keys");
-  if (!strcmp(b->vtable->name, "file"))
-    return idgen__segment_file_start(b, ns, key, 1);
+  if (b->vtable->key_start)
+    return b->vtable->key_start(b, ns, key, step);
   return b->vtable->init(b, key, step, 0);
 }

@@ -438,8 +438,16 @@ static void file_free(idgen__segment_backend *b) {
   free(b);
 }
 
-static const idgen__segment_backend_class file_class = {"file", file_init, file_fetch,
-                                                        file_free, NULL};
+/* A period key starts as idgen serve's default file does: made at 0 only if this
+ * directory never made it (idgen__segment_file_start's may_make). */
+static int file_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                          uint64_t step) {
+  (void)step; /* a file records no step */
+  return idgen__segment_file_start(b, ns, key, 1);
+}
+
+static const idgen__segment_backend_class file_class = {
+    "file", file_init, file_fetch, file_free, NULL, file_key_start};
 
 int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen) {

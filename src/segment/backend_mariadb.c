@@ -356,8 +356,15 @@ static void mariadb_free(idgen__segment_backend *b) {
   free(m);
 }
 
-static const idgen__segment_backend_class mariadb_class = {"mariadb", mariadb_init,
-                                                           mariadb_fetch, mariadb_free, NULL};
+static int mariadb_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                             uint64_t step) {
+  (void)ns, (void)key, (void)step;
+  return idgen__segment_why(b, IDGEN_EINVAL,
+                            "mariadb: a ticket table has one counter: no period keys");
+}
+
+static const idgen__segment_backend_class mariadb_class = {
+    "mariadb", mariadb_init, mariadb_fetch, mariadb_free, NULL, mariadb_key_start};
 
 static int word_ok(const char *s) {
   if (!*s)

@@ -174,8 +174,8 @@ static void redis_free(idgen__segment_backend *b) {
   free(e);
 }
 
-static const idgen__segment_backend_class redis_class = {"redis", redis_init, redis_fetch,
-                                                         redis_free, redis_warning};
+static const idgen__segment_backend_class redis_class = {
+    "redis", redis_init, redis_fetch, redis_free, redis_warning, NULL};
 
 int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
                              int64_t timeout_ms, char *err, size_t errlen) {

@@ -62,6 +62,10 @@ typedef struct idgen__segment_backend_class {
    * found it: redis (AOF off, appendfsync not always). Thread-safe (the server's main
    * thread reads it while the fetcher connects). NULL: the backend has none. */
   void (*warning)(idgen__segment_backend *b, char *out, size_t outlen);
+  /* The backend's side of idgen__segment_key_start (below), which says what it does
+   * and returns. NULL: the key made at 0 if absent (init with start_after 0). */
+  int (*key_start)(idgen__segment_backend *b, const char *ns, const char *key,
+                   uint64_t step);
 } idgen__segment_backend_class;
 
 struct idgen__segment_backend {

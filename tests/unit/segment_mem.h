@@ -45,8 +45,8 @@ static void mem_free(idgen__segment_backend *b) {
   (void)b;
 }
 
-static const idgen__segment_backend_class mem_class = {"mem", mem_init, mem_fetch,
-                                                       mem_free, NULL};
+static const idgen__segment_backend_class mem_class = {"mem",    mem_init, mem_fetch,
+                                                       mem_free, NULL,     NULL};
 
 static inline void mem_setup(mem_backend *m) {
   memset(m, 0, sizeof *m);

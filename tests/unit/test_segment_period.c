@@ -64,8 +64,8 @@ static void kb_free(idgen__segment_backend *b) {
   (void)b;
 }
 
-static const idgen__segment_backend_class kb_class = {"keys", kb_init, kb_fetch, kb_free,
-                                                      NULL};
+static const idgen__segment_backend_class kb_class = {"keys",  kb_init, kb_fetch,
+                                                      kb_free, NULL,    NULL};
 
 typedef struct fixture {
   keys_backend k;

@@ -74,8 +74,8 @@ static void kb_free(idgen__segment_backend *b) {
   (void)b;
 }
 
-static const idgen__segment_backend_class kb_class = {"keys", kb_init, kb_fetch, kb_free,
-                                                      NULL};
+static const idgen__segment_backend_class kb_class = {"keys",  kb_init, kb_fetch,
+                                                      kb_free, NULL,    NULL};
 
 typedef struct worker {
   idgen__segment *seg;
