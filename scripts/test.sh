@@ -15,6 +15,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+# The integration tests and the mutants' test runs mostly wait on servers and TTLs (the
+# cores are about 45% busy at one test per core): one more than the cores runs at once.
+waiting_jobs=$((jobs + 1))
 stages=("$@")
 [[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model image deb mutants)
 passed=0 failed=0
@@ -32,7 +35,7 @@ configure() { # dir, extra cmake args...
 run_ctest() { # dir, ctest args...
   local dir=$1; shift
   local log; log=$(mktemp)
-  (cd "$dir" && ctest --output-on-failure -j "$jobs" "$@") 2>&1 | tee "$log"
+  (cd "$dir" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
   local p f
   p=$(grep -cE 'Test +#[0-9]+: .* Passed' "$log")
   f=$(grep -cE 'Test +#[0-9]+: .*(\*\*\*|Failed|Not Run|Timeout)' "$log")
@@ -46,20 +49,20 @@ for stage in "${stages[@]}"; do
   case "$stage" in
     unit)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
-      run_ctest build -L unit ;;
+      run_ctest build -j "$jobs" -L unit ;;
     asan)
       configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
         -DIDGEN_SANITIZE=address,undefined || { failed=$((failed + 1)); continue; }
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        run_ctest build-asan -L unit ;;
+        run_ctest build-asan -j "$jobs" -L unit ;;
     tsan)
       configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
         -DIDGEN_SANITIZE=thread || { failed=$((failed + 1)); continue; }
-      TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L concurrency ;;
+      TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -j "$jobs" -L concurrency ;;
     pg) # the extension links build/libidgen.a; bench/btree.sh (integration) uses it too
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       scripts/pg-install.sh build WERROR=1 || { failed=$((failed + 1)); continue; }
-      run_ctest build -L pg ;;
+      run_ctest build -j "$jobs" -L pg ;;
     integration)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       if [[ " ${stages[*]} " == *" model "* ]]; then
@@ -68,7 +71,7 @@ for stage in "${stages[@]}"; do
         model_pid=$!
         echo "(scripts/model.sh runs alongside, PID $model_pid)"
       fi
-      run_ctest build -L integration ;;
+      run_ctest build -j "$waiting_jobs" -L integration ;;
     image) # one pass or fail for the image
       if scripts/image-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     deb) # one pass or fail for the packages
@@ -85,7 +88,7 @@ for stage in "${stages[@]}"; do
     mutants) # one pass or fail for the whole list
       slow_passed=()
       [[ ${stage_ok[pg]:-0} -eq 1 && ${stage_ok[integration]:-0} -eq 1 ]] && slow_passed=(--slow-passed)
-      if scripts/mutants.sh "${slow_passed[@]}"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+      if scripts/mutants.sh --jobs "$waiting_jobs" "${slow_passed[@]}"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     *) echo "test.sh: unknown stage '$stage' (unit, asan, tsan, pg, integration, model, image, deb, mutants)" >&2; exit 2 ;;
   esac
   [[ $failed -eq $failed_before ]] && stage_ok[$stage]=1
