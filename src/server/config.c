@@ -616,6 +616,8 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
                                               size_t errlen) {
   idgen__serve_config_free(cfg);
   memset(cfg, 0, sizeof *cfg);
+  cfg->argc = argc;
+  cfg->argv = argv;
   for (size_t i = 0; i < NOPTS; i++) {
     sources[i] = "default";
     if (set_value(cfg, &idgen__serve_opts[i], idgen__serve_opts[i].def, "built-in default",
