@@ -32,7 +32,9 @@ const idgen__serve_opt idgen__serve_opts[] = {
     {"config", S(config_file), "",
      "YAML file naming generators by kind (snowflake, segment, uuid7, uuid4, ulid), "
      "served as /v1/id?name=N and ID N (docs/generators.md); flags and IDGEN_* "
-     "variables configure its 'default' and win over the file's"},
+     "variables configure its 'default' and win over the file's; SIGHUP reads it again "
+     "(a generator's format changes live, any other change is refused: docs/server.md, "
+     "Reload)"},
     {"layout", S(layout), "snowflake", "layout preset or spec (see `idgen layout`)"},
     {"policy", S(policy), "wait", "clock-back policy: fail, wait or logical"},
     {"seq-reset-threshold", U(seq_reset_threshold, 0, UINT32_MAX), "0",
