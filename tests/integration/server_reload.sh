@@ -16,7 +16,7 @@
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
 parts load refused broken mixed many -- "${@:2}"
-for tool in curl jq; do
+for tool in curl jq ss; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
 LOAD=$SOURCE_DIR/tests/integration/reload_load.py
