@@ -32,7 +32,9 @@ const idgen__serve_opt idgen__serve_opts[] = {
     {"config", S(config_file), "",
      "YAML file naming generators by kind (snowflake, segment, uuid7, uuid4, ulid), "
      "served as /v1/id?name=N and ID N (docs/generators.md); flags and IDGEN_* "
-     "variables configure its 'default' and win over the file's"},
+     "variables configure its 'default' and win over the file's; SIGHUP reads it again "
+     "(a generator's format changes live, any other change is refused: docs/server.md, "
+     "Reload)"},
     {"layout", S(layout), "snowflake", "layout preset or spec (see `idgen layout`)"},
     {"policy", S(policy), "wait", "clock-back policy: fail, wait or logical"},
     {"seq-reset-threshold", U(seq_reset_threshold, 0, UINT32_MAX), "0",
@@ -616,6 +618,8 @@ idgen__config_status idgen__serve_config_load(idgen__serve_config *cfg, int argc
                                               size_t errlen) {
   idgen__serve_config_free(cfg);
   memset(cfg, 0, sizeof *cfg);
+  cfg->argc = argc;
+  cfg->argv = argv;
   for (size_t i = 0; i < NOPTS; i++) {
     sources[i] = "default";
     if (set_value(cfg, &idgen__serve_opts[i], idgen__serve_opts[i].def, "built-in default",

@@ -89,6 +89,8 @@ typedef struct idgen__serve_config {
   size_t ngens;
   idgen__token_spec *tokens; /* the config file's tokens: (owned; heap) */
   size_t ntokens;
+  int argc;    /* the command line it was loaded from, which SIGHUP's reload loads */
+  char **argv; /* again (server/reload.h): not owned, kept by the caller */
 } idgen__serve_config;
 
 /* The largest --max-count accepted. */

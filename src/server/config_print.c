@@ -48,8 +48,13 @@ void idgen__serve_config_usage(FILE *out) {
           "(omitted or [\"*\"]: every one; others get 403 / -NOPERM) and decodes opaque IDs\n"
           "only with decode: true (default false). --auth-token-file is every generator,\n"
           "with decode.\n\n"
-          "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file and\n"
-          "reads the token files again (one that fails keeps the tokens in force).\n"
+          "Signals: SIGTERM/SIGINT stop gracefully (exit 0). SIGHUP reopens the log file,\n"
+          "reads --config again with the command line as it was, and reads the token files\n"
+          "again. Of the file, only a segment or snowflake generator's format changes live\n"
+          "(connections and worker IDs kept); any other change (a generator added or\n"
+          "removed, a layout, worker ID, backend, DSN, step, period, ...) is refused with a\n"
+          "log line saying it needs a restart, and then nothing of that reload applies. A\n"
+          "file that fails to read or check keeps everything (one log line says why).\n"
           "See docs/server.md for the routes and commands.\n");
 }
 

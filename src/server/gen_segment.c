@@ -2,6 +2,7 @@
  * (src/segment/), the next block fetched by the generator's own thread; its readiness,
  * info and metrics. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,9 @@ typedef struct segment {
   idgen__tz *tz; /* a period's timezone, or NULL */
   char period[16];
   int has_format;
-  idgen__seg_format format;
+  /* Its text form, compiled; a reload publishes a new one (release) and retires this
+   * one (server/grace.h), so a reader loads it once per use (acquire). */
+  _Atomic(idgen__seg_format *) format;
   char backend_name[16];
   char dsn[IDGEN_CFG_DSN]; /* masked: fit to show */
   uint64_t min_step, max_step, prefetch_pct;
@@ -46,17 +49,23 @@ static void seg_close(idgen__generator *g) {
   idgen__segment_free(s->seg); /* stops the fetcher first */
   idgen__segment_backend_free(s->backend);
   idgen__tz_free(s->tz);
+  free(atomic_load(&s->format));
   free(s);
 }
 
+static const idgen__seg_format *format_of(const idgen__generator *g) {
+  segment *s = (segment *)(uintptr_t)g; /* the atomic load reads, never writes */
+  return atomic_load_explicit(&s->format, memory_order_acquire);
+}
+
 static int seg_text_of(const idgen__generator *g, uint64_t id, char *out, size_t outlen) {
-  return idgen__seg_format_text(&((const segment *)g)->format, id, out, outlen);
+  return idgen__seg_format_text(format_of(g), id, out, outlen);
 }
 
 static int seg_id_of(const idgen__generator *g, const char *text, size_t len,
                      uint64_t *id) {
   uint64_t period, n;
-  return idgen__seg_format_parse(&((const segment *)g)->format, text, len, id, &period, &n);
+  return idgen__seg_format_parse(format_of(g), text, len, id, &period, &n);
 }
 
 static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
@@ -95,10 +104,15 @@ static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
   }
   snprintf(s->period, sizeof s->period, "%s", spec->period);
   if (spec->format[0]) {
-    if (idgen__gen_spec_format(spec, &s->format, err, errlen) < 0) {
-      rc = IDGEN_EINVAL;
+    idgen__seg_format *f = malloc(sizeof *f);
+    if (!f || idgen__gen_spec_format(spec, f, err, errlen) < 0) {
+      if (!f)
+        snprintf(err, errlen, "out of memory");
+      free(f);
+      rc = f ? IDGEN_EINVAL : IDGEN_ENOMEM;
       goto fail;
     }
+    atomic_store_explicit(&s->format, f, memory_order_release);
     s->has_format = 1;
     s->base.text_of = seg_text_of;
     s->base.id_of = seg_id_of;
@@ -193,8 +207,9 @@ static void seg_info_json(idgen__generator *g, idgen__buf *out) {
                     s->period, idgen__tz_name(s->tz), st.period, st.period_dropped,
                     st.period_burnt);
   if (s->has_format) {
+    const idgen__seg_format *f = format_of(g);
     idgen__buf_adds(out, ",\"format\":");
-    idgen__buf_add_json_str(out, s->format.template_text, strlen(s->format.template_text));
+    idgen__buf_add_json_str(out, f->template_text, strlen(f->template_text));
   }
   idgen__buf_adds(out, ",\"last_error\":");
   idgen__buf_add_json_str(out, why, strlen(why));
@@ -274,6 +289,33 @@ static void seg_watch(idgen__generator *g) {
   snprintf(s->last_error, sizeof s->last_error, "%s", why);
 }
 
+/* A new format compiled for the reload; the reload refuses adding or removing one (the
+ * text form is what clients get by default). */
+static int seg_live_make(idgen__generator *g, const idgen__gen_spec *spec, void **out,
+                         char *err, size_t errlen) {
+  segment *s = of(g);
+  *out = NULL;
+  if (!s->has_format || !spec->format[0] ||
+      !strcmp(spec->format, format_of(g)->template_text))
+    return 0;
+  idgen__seg_format *f = malloc(sizeof *f);
+  if (!f) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  if (idgen__gen_spec_format(spec, f, err, errlen) < 0) {
+    free(f);
+    return -1;
+  }
+  *out = f;
+  return 0;
+}
+
+static void *seg_live_swap(idgen__generator *g, void *made) {
+  return atomic_exchange_explicit(&of(g)->format, (idgen__seg_format *)made,
+                                  memory_order_acq_rel);
+}
+
 /* ---- Metrics --------------------------------------------------------------------- */
 
 #define STATS(g)                                                                           \
@@ -339,6 +381,8 @@ const idgen__gen_class idgen__gen_segment_class = {
     .info_text = seg_info_text,
     .info_line = seg_info_line,
     .watch = seg_watch,
+    .live_make = seg_live_make,
+    .live_swap = seg_live_swap,
     .close = seg_close,
     .families = families,
     .nfamilies = sizeof families / sizeof families[0],

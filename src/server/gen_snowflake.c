@@ -1,6 +1,7 @@
 /* gen_snowflake.c: the snowflake kind: a generator armed by its own lease keeper (the
  * worker-ID provider is known only here), its readiness, info and metrics. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,9 @@ typedef struct snowflake {
   idgen_keeper *keeper;    /* renewal, HWM writes, arming, in its own thread */
   uint64_t seq_reset_threshold;
   int wall_clock;
-  char prefix[IDGEN__SNOWFLAKE_PREFIX_MAX + 1]; /* format PREFIX{base62}; "": none */
+  /* format PREFIX{base62}: PREFIX (heap), NULL for none; a reload publishes a new one
+   * (release) and retires this one (server/grace.h): readers load it once (acquire). */
+  _Atomic(char *) prefix;
   /* The main thread's watch: the last state and error logged. */
   int last_state;
   int64_t last_worker;
@@ -53,26 +56,54 @@ static void sf_close(idgen__generator *g) {
   idgen_keeper_free(s->keeper);
   idgen_lease_free(s->lease);
   idgen_gen_free(s->gen);
+  free(atomic_load(&s->prefix));
   free(s);
 }
 
 /* PREFIX + the ID's 11 base62 characters (docs/codecs.md), and back. */
+static const char *prefix_of(const idgen__generator *g) {
+  snowflake *s = (snowflake *)(uintptr_t)g; /* the atomic load reads, never writes */
+  return atomic_load_explicit(&s->prefix, memory_order_acquire);
+}
+
 static int sf_text_of(const idgen__generator *g, uint64_t id, char *out, size_t outlen) {
-  const snowflake *s = (const snowflake *)g;
-  size_t plen = strlen(s->prefix);
+  const char *prefix = prefix_of(g);
+  size_t plen = strlen(prefix);
   if (outlen <= plen)
     return IDGEN_EBUFSIZE;
-  memcpy(out, s->prefix, plen);
+  memcpy(out, prefix, plen);
   int n = idgen_id_format(id, IDGEN_FORMAT_BASE62, g->layout, out + plen, outlen - plen);
   return n < 0 ? n : (int)plen + n;
 }
 
 static int sf_id_of(const idgen__generator *g, const char *text, size_t len, uint64_t *id) {
-  const snowflake *s = (const snowflake *)g;
-  size_t plen = strlen(s->prefix);
-  if (len <= plen || memcmp(text, s->prefix, plen))
+  const char *prefix = prefix_of(g);
+  size_t plen = strlen(prefix);
+  if (len <= plen || memcmp(text, prefix, plen))
     return IDGEN_EFORMAT;
   return idgen_id_parse(text + plen, len - plen, IDGEN_FORMAT_BASE62, g->layout, id);
+}
+
+/* A reload's new prefix; adding or removing a format is refused by the reload. */
+static int sf_live_make(idgen__generator *g, const idgen__gen_spec *spec, void **out,
+                        char *err, size_t errlen) {
+  *out = NULL;
+  char prefix[IDGEN__SNOWFLAKE_PREFIX_MAX + 1];
+  if (!g->text_of || !spec->format[0])
+    return 0;
+  if (idgen__snowflake_prefix(spec, prefix, sizeof prefix, err, errlen) < 0)
+    return -1;
+  if (!strcmp(prefix, prefix_of(g)))
+    return 0;
+  if (!(*out = strdup(prefix))) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+static void *sf_live_swap(idgen__generator *g, void *made) {
+  return atomic_exchange_explicit(&of(g)->prefix, (char *)made, memory_order_acq_rel);
 }
 
 static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
@@ -94,8 +125,16 @@ static int sf_open(idgen__generator **out, const idgen__gen_spec *spec,
   if (idgen__gen_spec_parse(spec, &choices, err, errlen) < 0)
     goto fail;
   if (spec->format[0]) {
-    if (idgen__snowflake_prefix(spec, s->prefix, sizeof s->prefix, err, errlen) < 0)
+    char prefix[IDGEN__SNOWFLAKE_PREFIX_MAX + 1];
+    if (idgen__snowflake_prefix(spec, prefix, sizeof prefix, err, errlen) < 0)
       goto fail;
+    char *p = strdup(prefix);
+    if (!p) {
+      snprintf(err, errlen, "out of memory");
+      rc = IDGEN_ENOMEM;
+      goto fail;
+    }
+    atomic_store_explicit(&s->prefix, p, memory_order_release);
     s->base.text_of = sf_text_of;
     s->base.id_of = sf_id_of;
   }
@@ -224,6 +263,9 @@ static void sf_info_json(idgen__generator *g, idgen__buf *out) {
   idgen__buf_addf(out, ",\"provider\":\"%s\",\"provider_detail\":\"%s\",\"namespace\":",
                   provider, provider);
   idgen__buf_add_json_str(out, s->lease_cfg.ns, strlen(s->lease_cfg.ns));
+  const char *prefix = g->text_of ? prefix_of(g) : NULL;
+  if (prefix) /* its text form: PREFIX{base62} */
+    idgen__buf_addf(out, ",\"format\":\"%s{base62}\"", prefix);
   idgen__buf_addf(out,
                   ",\"lease\":{\"state\":\"%s\",\"renewals\":%" PRIu64
                   ",\"losses\":%" PRIu64 ",\"floor\":",
@@ -440,6 +482,8 @@ const idgen__gen_class idgen__gen_snowflake_class = {
     .info_text = sf_info_text,
     .info_line = sf_info_line,
     .watch = sf_watch,
+    .live_make = sf_live_make,
+    .live_swap = sf_live_swap,
     .close = sf_close,
     .families = families,
     .nfamilies = sizeof families / sizeof families[0],

@@ -63,6 +63,15 @@ typedef struct idgen__gen_class {
   void (*info_line)(idgen__generator *g, idgen__buf *out);
   /* The main thread's periodic look (every 200 ms): log changes of state. May be NULL. */
   void (*watch)(idgen__generator *g);
+  /* SIGHUP's reload (server/reload.h): spec's live settings (its format) made ready for
+   * live_swap in *out (heap; free() frees it), or *out NULL when they are the ones in
+   * force. -1 with one line in err (nothing made). NULL for a kind with nothing live.
+   * Main thread. */
+  int (*live_make)(idgen__generator *g, const idgen__gen_spec *spec, void **out, char *err,
+                   size_t errlen);
+  /* Publishes what live_make made (an atomic store, release) and returns the object it
+   * replaces, which a serving thread may still read: retire it (server/grace.h). */
+  void *(*live_swap)(idgen__generator *g, void *made);
   /* Graceful end (final HWM, lease released), then free. */
   void (*close)(idgen__generator *g);
   const idgen__gen_family *families;

@@ -21,12 +21,14 @@
 #include "server/api.h"
 #include "server/log.h"
 #include "server/netloop.h"
+#include "server/reload.h"
 #include "server/service.h"
 
 typedef struct worker {
   pthread_t thread;
   size_t index;
   idgen__svc *svc;
+  idgen__grace *grace; /* marked between two turns of the loop (server/grace.h) */
   int http_fd, resp_fd;
   int started;
 } worker;
@@ -141,12 +143,19 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  while (!atomic_load(&stop_requested))
+  /* Between two turns no request holds a format a reload may replace. */
+  idgen__grace_online(w->grace, w->index);
+  while (!atomic_load(&stop_requested)) {
     idgen__net_run_once(net, 100);
+    idgen__grace_quiescent(w->grace, w->index);
+  }
   idgen__net_stop_accepting(net);
   int64_t deadline = idgen_monotonic_ns() / 1000000 + (int64_t)cfg->shutdown_timeout_ms;
-  while (idgen__net_open(net) > 0 && idgen_monotonic_ns() / 1000000 < deadline)
+  while (idgen__net_open(net) > 0 && idgen_monotonic_ns() / 1000000 < deadline) {
     idgen__net_run_once(net, 20);
+    idgen__grace_quiescent(w->grace, w->index);
+  }
+  idgen__grace_offline(w->grace, w->index);
   size_t left = idgen__net_open(net);
   if (left)
     idgen__log("warn", "shutdown",
@@ -189,7 +198,8 @@ typedef struct serve {
   worker *workers;
   char http_bound[300], resp_bound[300];
   idgen__svc *svc;
-  size_t started; /* threads running */
+  idgen__reload *reload; /* SIGHUP's */
+  size_t started;        /* threads running */
 } serve;
 
 static size_t thread_count(const idgen__serve_config *cfg) {
@@ -253,6 +263,11 @@ static int start_service(serve *s) {
     idgen__log("error", "start", "%s", err);
     return -1;
   }
+  if (idgen__reload_new(&s->reload, cfg, s->svc, s->nthreads) < 0) {
+    idgen__log("error", "start", "out of memory");
+    idgen__svc_free(s->svc);
+    return -1;
+  }
   char gens[512] = "";
   size_t ngens, at = 0;
   idgen__generator *const *all = idgen__svc_generators(s->svc, &ngens);
@@ -279,6 +294,7 @@ static void start_threads(serve *s) {
   for (size_t i = 0; i < s->nthreads; i++) {
     s->workers[i].index = i;
     s->workers[i].svc = s->svc;
+    s->workers[i].grace = idgen__reload_grace(s->reload);
     if (pthread_create(&s->workers[i].thread, NULL, serve_thread, &s->workers[i]) != 0) {
       idgen__log("error", "start", "cannot start thread %zu", i);
       kill(getpid(), SIGTERM);
@@ -289,21 +305,34 @@ static void start_threads(serve *s) {
   }
 }
 
-/* The main thread waits for SIGTERM or SIGINT, reopens the log and reads the token files
- * again on SIGHUP, and logs the
+/* SIGHUP: the log reopened, --config read again (server/reload.h), then the tokens. */
+static void reload(serve *s) {
+  int r = idgen__log_reopen();
+  idgen__log(r < 0 ? "warn" : "info", "log_reopen", "%s",
+             r < 0 ? strerror(-r) : "reopened on SIGHUP");
+  idgen__serve_config fresh;
+  idgen__reload_status st = idgen__reload_run(s->reload, &fresh);
+  /* The tokens: today their files are read again whatever the reload found. With the
+   * tokens built from the configuration (idgen__svc_tokens_reload(svc, cfg)), pass
+   * `st == IDGEN__RELOAD_APPLIED ? &fresh : NULL` here: all or nothing holds for them
+   * too, and a file that failed to read leaves the token files to be read again. */
+  (void)st;
+  idgen__svc_tokens_reload(s->svc);
+  idgen__serve_config_free(&fresh);
+}
+
+/* The main thread waits for SIGTERM or SIGINT, reloads on SIGHUP, and logs the
  * generators' changes of state meanwhile. */
 static void wait_for_stop(serve *s) {
   for (;;) {
     idgen__svc_watch(s->svc);
+    idgen__reload_tick(s->reload);
     struct timespec tick = {0, 200 * 1000 * 1000};
     int sig = sigtimedwait(&s->signals, NULL, &tick);
     if (sig < 0)
       continue;
     if (sig == SIGHUP) {
-      int r = idgen__log_reopen();
-      idgen__log(r < 0 ? "warn" : "info", "log_reopen", "%s",
-                 r < 0 ? strerror(-r) : "reopened on SIGHUP");
-      idgen__svc_tokens_reload(s->svc);
+      reload(s);
       continue;
     }
     idgen__log("info", "stop", "%s: stop accepting, finish in-flight work within %llu ms",
@@ -343,6 +372,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   stop_threads(&s);
   close_listeners(&s, s.started);
   idgen__svc_free(s.svc); /* final HWMs, leases released, fetchers stopped */
+  idgen__reload_free(s.reload); /* the formats retired by reloads */
   free(s.workers);
   idgen__log("info", "stopped", "clean exit");
   idgen__log_close();

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# server_reload.sh: SIGHUP reloads --config (issue 29, docs/server.md "Reload"). Parts:
+# load: HTTP and RESP clients (reload_load.py) run on connections opened once while 20
+#   SIGHUPs alternate two formats of a segment and a snowflake generator: every reply is
+#   an ID in one of the two formats, no error, no connection opened again, the worker
+#   IDs unchanged, and after each reload the format just written is served.
+# refused: a new generator, a layout, a DSN changed: one warn line each that names the
+#   generator and the setting and says restart; nothing changes.
+# broken: a file that is no YAML, a format that does not compile: everything kept, one
+#   line says why.
+# mixed: one allowed and one refused change: nothing applies (all or nothing); the
+#   allowed one alone then applies.
+# many: 200 reloads under load, every one applied, no error (the old formats are freed
+#   as the threads pass quiescent points: server/grace.h); the server's RSS printed.
+# Usage: server_reload.sh /path/to/idgen [PART...]
+source "$(dirname "$0")/server_common.bash"
+source "$(dirname "$0")/parts.bash"
+parts load refused broken mixed many -- "${@:2}"
+for tool in curl jq ss; do
+  command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
+done
+LOAD=$SOURCE_DIR/tests/integration/reload_load.py
+CONF=$WORK/idgen.yaml
+
+# write_config ORDERS_PREFIX CHARGES_PREFIX [EXTRA YAML under generators:]
+write_config() {
+  cat >"$CONF.new" <<YAML
+generators:
+  orders:
+    kind: segment
+    period: day
+    format: "$1-{date:%Y%m%d}-{seq:06}"
+  charges:
+    kind: snowflake
+    format: "$2{base62}"
+${3:-}
+YAML
+  mv "$CONF.new" "$CONF"
+}
+# The two formats' IDs, as the load clients check them.
+ORD_A='ORD-[0-9]{8}-[0-9]{6}' ORD_B='INV-[0-9]{8}-[0-9]{6}'
+CH_A='ch_[0-9A-Za-z]{11}' CH_B='chg_[0-9A-Za-z]{11}'
+
+id_of() { curl -s "http://$HTTP/v1/id?name=$1" | jq -r .id; }
+workers() { curl -s "http://$HTTP/v1/info" | jq -c '.generators | map_values(.worker_id)'; }
+summaries() { grep -c ' reload [0-9]* changed, [0-9]* refused' "$SERVER_LOG" || true; }
+# hup: SIGHUP, then waits for the reload's summary line (or its warn line when the file
+# fails to read); prints the line.
+hup() {
+  local before lines i
+  before=$(grep -c ' reload ' "$SERVER_LOG" || true)
+  kill -HUP "$SERVER_PID"
+  for i in $(seq 1 200); do
+    lines=$(grep ' reload ' "$SERVER_LOG" | tail -n +$((before + 1)))
+    if grep -q -e ' changed, ' -e 'kept the configuration' <<<"$lines"; then
+      grep -e ' changed, ' -e 'kept the configuration' <<<"$lines" | tail -1
+      return 0
+    fi
+    sleep 0.02
+  done
+  echo "no reload line"
+}
+wait_ready() { # NAME
+  local i
+  for i in $(seq 1 200); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=$1") == 200 ]] && return 0
+    sleep 0.05
+  done
+  fail "generator $1 never ready"
+}
+start() { # NAME
+  write_config ORD ch_
+  start_server "$1" --config "$CONF"
+  wait_ready orders
+  wait_ready charges
+}
+# load_start / load_stop NAME: the clients, their counts checked and printed.
+load_start() {
+  rm -f "$WORK/stop"
+  /usr/bin/python3 "$LOAD" 127.0.0.1 "$HTTP_PORT" "$RESP_PORT" "$WORK/stop" \
+    "orders=$ORD_A|$ORD_B" "charges=$CH_A|$CH_B" --http 2 --resp 2 --resp-id orders \
+    >"$WORK/load.json" 2>"$WORK/load.err" &
+  LOAD_PID=$!
+  local i
+  for i in $(seq 1 200); do # until every client connected
+    [[ -s $WORK/load.err ]] && break
+    ss -Htn state established "( dport = :$HTTP_PORT or dport = :$RESP_PORT )" 2>/dev/null |
+      grep -q . && break
+    sleep 0.02
+  done
+}
+load_stop() { # NAME
+  touch "$WORK/stop"
+  wait "$LOAD_PID" || fail "$1: the load clients failed: $(cat "$WORK/load.err")"
+  local j
+  j=$(cat "$WORK/load.json")
+  say "$1: load: $j"
+  check "$1: no error or drop" 0 "$(jq .errors <<<"$j")"
+  check "$1: each client kept its one connection" 4 "$(jq .connections <<<"$j")"
+  check_match "$1: HTTP requests made" '^[1-9][0-9]*$' "$(jq .http_requests <<<"$j")"
+  check_match "$1: RESP requests made" '^[1-9][0-9]*$' "$(jq .resp_requests <<<"$j")"
+}
+
+if part load; then
+  start load
+  w0=$(workers)
+  check_match "load: worker IDs held" '"default":[0-9]+.*"charges":[0-9]+' "$w0"
+  load_start
+  for i in $(seq 1 20); do
+    if ((i % 2)); then write_config INV chg_; o=$ORD_B c=$CH_B; else write_config ORD ch_; o=$ORD_A c=$CH_A; fi
+    line=$(hup)
+    [[ $line =~ \ reload\ 2\ changed,\ 0\ refused:\ applied$ ]] || fail "load: reload $i: $line"
+    got_o=$(id_of orders) got_c=$(id_of charges)
+    [[ $got_o =~ ^$o$ && $got_c =~ ^$c$ ]] ||
+      fail "load: after reload $i: orders $got_o (want /$o/), charges $got_c (want /$c/)"
+  done
+  check "load: 20 reloads applied" 20 "$(grep -c ' reload 2 changed, 0 refused: applied' "$SERVER_LOG")"
+  check_match "load: after the last, orders serves the new format" "^$ORD_A$" "$(id_of orders)"
+  check_match "load: ... and charges" "^$CH_A$" "$(id_of charges)"
+  load_stop load
+  check "load: worker IDs unchanged" "$w0" "$(workers)"
+  check "load: one lease won per snowflake generator" 2 "$(grep -c ' lease state=held' "$SERVER_LOG")"
+  stop_server
+fi
+
+# refuse NAME LABEL SETTING-REGEX: the reload of the file written is refused, the
+# setting's line says restart, and nothing changed.
+refuse() {
+  local line
+  line=$(hup)
+  check_match "refused: $1: the summary" ' warn reload 0 changed, 1 refused: nothing applied' "$line"
+  check_match "refused: $1: the line names it and says restart" \
+    "warn reload generator '$2': $3 .*needs a restart" "$(grep "generator '$2'" "$SERVER_LOG" | tail -1)"
+  check_match "refused: $1: orders keeps its format" "^$ORD_A$" "$(id_of orders)"
+  check_match "refused: $1: charges keeps its format" "^$CH_A$" "$(id_of charges)"
+  check "refused: $1: worker IDs unchanged" "$w0" "$(workers)"
+  check "refused: $1: the generators unchanged" '["charges","default","orders"]' \
+    "$(curl -s "http://$HTTP/v1/info" | jq -c '.generators | keys')"
+}
+
+if part refused; then
+  start refused
+  w0=$(workers)
+  write_config ORD ch_ "  invoices: {kind: ulid}"
+  refuse "a new generator" invoices "the generator added"
+  check "refused: a new generator: not served" 404 \
+    "$(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/v1/id?name=invoices")"
+  write_config ORD ch_
+  sed -i 's/kind: snowflake/kind: snowflake\n    layout: sonyflake/' "$CONF"
+  refuse "a layout" charges layout
+  check "refused: a layout: charges keeps snowflake" snowflake \
+    "$(curl -s "http://$HTTP/v1/info" | jq -r .generators.charges.layout.name)"
+  write_config ORD ch_
+  mkdir -p "$WORK/elsewhere"
+  sed -i "s|kind: segment|kind: segment\n    dsn: $WORK/elsewhere/|" "$CONF"
+  refuse "a DSN" orders dsn
+  write_config ORD ch_
+  sed -i 's/period: day/period: month/' "$CONF"
+  refuse "a period" orders period
+  stop_server
+fi
+
+if part broken; then
+  start broken
+  printf 'generators:\n  orders: [\n' >"$CONF"
+  line=$(hup)
+  check_match "broken: no YAML: kept, says why" \
+    "warn reload kept the configuration in force: $CONF:[0-9]+:[0-9]+: YAML" "$line"
+  check_match "broken: ... orders serves as before" "^$ORD_A$" "$(id_of orders)"
+  write_config "ORD-{nosuch}" chg_
+  line=$(hup)
+  check_match "broken: a bad format: kept, says why" \
+    "warn reload kept the configuration in force: $CONF:[0-9]+: generators\\.orders\\.format" "$line"
+  check_match "broken: ... charges keeps its format (no half reload)" "^$CH_A$" "$(id_of charges)"
+  check "broken: no summary line for a file that did not read" 0 "$(summaries)"
+  rm "$CONF"
+  line=$(hup)
+  check_match "broken: a missing file: kept" "kept the configuration in force: .*No such file" "$line"
+  check_match "broken: ... orders serves as before" "^$ORD_A$" "$(id_of orders)"
+  stop_server
+fi
+
+if part mixed; then
+  start mixed
+  w0=$(workers)
+  write_config INV chg_
+  sed -i 's/kind: snowflake/kind: snowflake\n    layout: sonyflake/' "$CONF"
+  line=$(hup)
+  check_match "mixed: the summary: nothing applied" ' warn reload 2 changed, 1 refused: nothing applied' "$line"
+  check_match "mixed: the refused line" "warn reload generator 'charges': layout changed: needs a restart" \
+    "$(grep "generator 'charges'" "$SERVER_LOG" | tail -1)"
+  check_match "mixed: orders keeps its format (all or nothing)" "^$ORD_A$" "$(id_of orders)"
+  check_match "mixed: charges keeps its format" "^$CH_A$" "$(id_of charges)"
+  write_config INV chg_
+  line=$(hup)
+  check_match "mixed: without the refused one: applied" ' info reload 2 changed, 0 refused: applied' "$line"
+  check_match "mixed: ... orders serves the new format" "^$ORD_B$" "$(id_of orders)"
+  check_match "mixed: ... charges too" "^$CH_B$" "$(id_of charges)"
+  check "mixed: worker IDs unchanged" "$w0" "$(workers)"
+  stop_server
+fi
+
+if part many; then
+  start many
+  w0=$(workers)
+  rss0=$(awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status")
+  load_start
+  for i in $(seq 1 200); do
+    if ((i % 2)); then write_config INV chg_; else write_config ORD ch_; fi
+    line=$(hup)
+    [[ $line =~ \ 2\ changed,\ 0\ refused:\ applied$ ]] || fail "many: reload $i: $line"
+  done
+  load_stop many
+  rss1=$(awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status")
+  say "many: RSS ${rss0} kB before 200 reloads, ${rss1} kB after"
+  check "many: 200 reloads applied" 200 "$(grep -c ' reload 2 changed, 0 refused: applied' "$SERVER_LOG")"
+  check "many: worker IDs unchanged" "$w0" "$(workers)"
+  stop_server
+fi
+finish
