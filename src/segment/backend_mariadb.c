@@ -537,13 +537,14 @@ static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t st
     return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: bad name");
   char table[IDENT_MAX + 1], stub[IDGEN_SEGMENT_NAME_MAX + 1];
   int period = key_table(m, name, table, stub);
-  if (period) /* a period key: its table on every server, counting from the first */
-    return period < 0 || start_after
-               ? idgen__segment_why(b, IDGEN_EINVAL,
-                                    "mariadb: %s: a period table starts at 1 (and fits "
-                                    "%d characters)",
-                                    name, IDENT_MAX)
-               : period_start_all(m, table);
+  if (period < 0)
+    return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: %s: table name too long", name);
+  if (period && start_after) /* a period key: its table on every server */
+    return idgen__segment_why(
+        b, IDGEN_EINVAL, "mariadb: %s: a period's table counts from 1 (no start after)",
+        name);
+  if (period)
+    return period_start_all(m, table);
   char create[400], insert[300];
   snprintf(
       create, sizeof create,
