@@ -287,7 +287,8 @@ if part refusals; then
   refused() { # NAME CONFIG-TEXT REGEX
     printf '%s\n' "$2" >"$WORK/bad.yaml"
     local rc=0
-    "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$WORK/st" \
+    # bounded: a config taken by mistake would serve on (exit 124, not 2)
+    timeout 20 "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$WORK/st" \
       --config "$WORK/bad.yaml" >/dev/null 2>"$WORK/bad.err" || rc=$?
     check "$1: exit 2, one line" "2 1" "$rc $(wc -l <"$WORK/bad.err")"
     check_match "$1: the reason" "$3" "$(cat "$WORK/bad.err")"
