@@ -218,7 +218,8 @@ static int key_table(const mariadb_backend *m, const char *key, char table[IDENT
     return 0;
   }
   size_t digits = strlen(colon + 1);
-  if (tlen + 1 + digits > IDENT_MAX || (size_t)(colon - key) > IDGEN_SEGMENT_NAME_MAX)
+  if (tlen + 1 + digits > IDENT_MAX || tlen + strlen(PERIODS) > IDENT_MAX ||
+      (size_t)(colon - key) > IDGEN_SEGMENT_NAME_MAX)
     return -1;
   memcpy(table, m->table, tlen);
   table[tlen] = '_';

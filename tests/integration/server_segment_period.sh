@@ -299,6 +299,9 @@ if part refusals; then
   refused "mariadb: a table too long for a day's tables" 'generators:
   orders: {kind: segment, backend: mariadb, dsn: "servers=127.0.0.1:3306 table=tttttttttttttttttttttttttttttttttttttttttttttttttttttttt", period: day}' \
     "table 'tttttttttttttttttttttttttttttttttttttttttttttttttttttttt' is too long for a day period"
+  refused "mariadb: a table too long for TABLE_periods" 'generators:
+  orders: {kind: segment, backend: mariadb, dsn: "servers=127.0.0.1:3306 table=mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", period: month}' \
+    "table 'mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm' is too long for a month period: .*use at most 56"
   refused "a file path" "generators:
   orders: {kind: segment, backend: file, dsn: \"$WORK/st/one-file\", period: day}" \
     "needs a directory"
