@@ -87,3 +87,8 @@ int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const ch
     return b->vtable->key_start(b, ns, key, step);
   return b->vtable->init(b, key, step, 0);
 }
+
+int idgen__segment_period_check(idgen__segment_backend *b, const char *name,
+                                idgen__period_kind kind) {
+  return b->vtable->period_check ? b->vtable->period_check(b, name, kind) : 0;
+}

@@ -136,8 +136,8 @@ static void etcd_free(idgen__segment_backend *b) {
   free(e);
 }
 
-static const idgen__segment_backend_class etcd_class = {"etcd",    etcd_init, etcd_fetch,
-                                                        etcd_free, NULL,      NULL};
+static const idgen__segment_backend_class etcd_class = {
+    "etcd", etcd_init, etcd_fetch, etcd_free, NULL, NULL, NULL};
 
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen) {

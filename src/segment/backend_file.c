@@ -446,8 +446,19 @@ static int file_key_start(idgen__segment_backend *b, const char *ns, const char 
   return idgen__segment_file_start(b, ns, key, 1);
 }
 
+/* A period needs a file per period key: the directory form. */
+static int file_period_check(idgen__segment_backend *b, const char *name,
+                             idgen__period_kind kind) {
+  (void)name, (void)kind;
+  return ((file_backend *)b)->is_dir
+             ? 0
+             : idgen__segment_why(b, IDGEN_EINVAL,
+                                  "the file backend needs a directory (one file per "
+                                  "period), not a file");
+}
+
 static const idgen__segment_backend_class file_class = {
-    "file", file_init, file_fetch, file_free, NULL, file_key_start};
+    "file", file_init, file_fetch, file_free, NULL, file_key_start, file_period_check};
 
 int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen) {

@@ -21,7 +21,12 @@
  * (which commits, should the session not be in autocommit mode). The
  * floor lifts a server to above the other's last block, so one generator's numbers
  * rise while it alternates between servers. Fetches alternate, and skip a server that
- * failed for a second; servers set up to collide stop every fetch. */
+ * failed for a second; servers set up to collide stop every fetch.
+ * Periods (key NAME:NUMBER): each period is a ticket table of its own on every server,
+ * TABLE_NUMBER (tickets64_20261201, ENGINE=InnoDB, which keeps its counter across
+ * restarts), its counter from the server's first number. TABLE_periods records on each
+ * server which period tables it made, so that one made and lost is refused rather than
+ * made again at 1: see period_start. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -37,6 +42,8 @@
 
 #define SERVERS_MAX 8
 #define DOWN_NS INT64_C(1000000000)
+#define IDENT_MAX 64       /* MariaDB's longest table name */
+#define PERIODS "_periods" /* TABLE_periods: the record of the period tables made */
 
 typedef struct server {
   char host[128];
@@ -45,6 +52,7 @@ typedef struct server {
   uint64_t increment;    /* @@auto_increment_increment, read at connect */
   uint64_t offset;       /* @@auto_increment_offset */
   int64_t down_until_ns; /* monotonic: skip it until then, unless every server is down */
+  char started[IDENT_MAX + 1]; /* the period table period_start passed on this connection */
 } server;
 
 typedef struct mariadb_backend {
@@ -65,6 +73,7 @@ static void disconnect(server *s) {
   if (s->conn)
     mysql_close(s->conn);
   s->conn = NULL;
+  s->started[0] = '\0';
 }
 
 /* A failed call on s: drops the connection if it is broken; the backend's code. */
@@ -177,30 +186,208 @@ static int select_u64(mariadb_backend *m, server *s, const char *sql, uint64_t *
   return 0;
 }
 
+/* Reads the first column of the first row as text: 1 with it in out, 0 for no row (or
+ * NULL), or an error. */
+static int select_text(mariadb_backend *m, server *s, const char *sql, char *out,
+                       size_t outlen) {
+  int rc = query(m, s, "select", sql);
+  if (rc)
+    return rc;
+  MYSQL_RES *res = mysql_store_result(s->conn);
+  if (!res)
+    return server_error(m, s, "select");
+  MYSQL_ROW row = mysql_fetch_row(res);
+  int found = row && row[0];
+  if (found)
+    snprintf(out, outlen, "%s", row[0]);
+  mysql_free_result(res);
+  return found;
+}
+
+/* The ticket table and the row's stub of key: a period key NAME:NUMBER has the table
+ * TABLE_NUMBER and the stub NAME (1); any other key, the table and itself (0). -1 when
+ * the period table's name would be too long (refused at config time, by
+ * mariadb_period_check). */
+static int key_table(const mariadb_backend *m, const char *key, char table[IDENT_MAX + 1],
+                     char stub[IDGEN_SEGMENT_NAME_MAX + 1]) {
+  const char *colon = strchr(key, ':');
+  size_t tlen = strlen(m->table);
+  if (!colon) {
+    memcpy(table, m->table, tlen + 1);
+    snprintf(stub, IDGEN_SEGMENT_NAME_MAX + 1, "%s", key);
+    return 0;
+  }
+  size_t digits = strlen(colon + 1);
+  if (tlen + 1 + digits > IDENT_MAX || tlen + strlen(PERIODS) > IDENT_MAX ||
+      (size_t)(colon - key) > IDGEN_SEGMENT_NAME_MAX)
+    return -1;
+  memcpy(table, m->table, tlen);
+  table[tlen] = '_';
+  memcpy(table + tlen + 1, colon + 1, digits + 1);
+  memcpy(stub, key, (size_t)(colon - key));
+  stub[colon - key] = '\0';
+  return 1;
+}
+
+/* The engines that keep a table's AUTO_INCREMENT across a restart (MariaDB 10.11,
+ * measured with TERM and KILL): not MEMORY, which starts again at 1. */
+static int engine_keeps_counter(const char *engine) {
+  return !strcmp(engine, "InnoDB") || !strcmp(engine, "MyISAM") || !strcmp(engine, "Aria");
+}
+
+/* Makes period table `table` ready on s before its first block there, under the named
+ * lock 'idgen-periods:DATABASE.TABLE' (one starter at a time per server), in steps that
+ * each commit on their own (CREATE TABLE commits implicitly: no transaction can hold
+ * them together). Its record in TABLE_periods and the table say where a start got to,
+ * and a crash after any step leaves a state the next start continues from:
+ *   record   table   meaning: what is done
+ *   none     none    never made: record 'making', CREATE TABLE, the marker row, 'made'
+ *   making   none    a start stopped before its CREATE: made (from 'making' on)
+ *   making   there   a start stopped after its CREATE, before 'made', and no block is
+ *                    taken before 'made': the marker row, then 'made'
+ *   made     there   ready, if its marker row (id 0, stub '') is there; without it the
+ *                    table was emptied (TRUNCATE resets the counter): refused
+ *   made     none    made and lost: refused (made again it would count from 1 again)
+ *   none     there   not made by idgen, or its record lost: refused
+ * The record is written before the CREATE: a table that exists always has one, so a
+ * table with none is never taken for one idgen made. 0 when made, 1 when it was there,
+ * or an error with one line in why. */
+static int period_start(mariadb_backend *m, server *s, const char *table) {
+  if (!strcmp(s->started, table))
+    return 1;
+  char lock[128], sql[512], state[16] = "", engine[64] = "";
+  snprintf(lock, sizeof lock, "'idgen-periods:%.24s.%.24s'", m->database, m->table);
+  snprintf(sql, sizeof sql, "SELECT GET_LOCK(%s, %u)", lock, m->timeout_s);
+  uint64_t got = 0;
+  int rc = select_u64(m, s, sql, &got);
+  if (rc)
+    return rc;
+  if (got != 1)
+    return idgen__segment_why(&m->base, IDGEN_EUNAVAIL,
+                              "mariadb %s:%u: other starts held the periods' lock for %u s",
+                              s->host, s->port, m->timeout_s);
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE IF NOT EXISTS `%s" PERIODS "` (period_table VARCHAR(%d) NOT NULL "
+           "PRIMARY KEY, state ENUM('making','made') NOT NULL, changed TIMESTAMP NOT NULL "
+           "DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP) ENGINE=InnoDB",
+           m->table, IDENT_MAX);
+  rc = query(m, s, "create the periods' record", sql);
+  int recorded = 0, exists = 0;
+  if (!rc) {
+    snprintf(sql, sizeof sql, "SELECT state FROM `%s" PERIODS "` WHERE period_table = '%s'",
+             m->table, table);
+    rc = recorded = select_text(m, s, sql, state, sizeof state);
+  }
+  if (rc >= 0) {
+    snprintf(sql, sizeof sql,
+             "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
+             "DATABASE() AND TABLE_NAME = '%s'",
+             table);
+    rc = exists = select_text(m, s, sql, engine, sizeof engine);
+  }
+  int made = recorded > 0 && !strcmp(state, "made");
+  if (rc < 0) {
+    /* the failure's why is set */
+  } else if (made && !exists) {
+    rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
+                            "mariadb %s:%u: period table %s is gone, but %s" PERIODS
+                            " says it was made: refused, not made again at 1; restore it "
+                            "with its AUTO_INCREMENT",
+                            s->host, s->port, table, m->table);
+  } else if (!recorded && exists) {
+    rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
+                            "mariadb %s:%u: table %s exists, but %s" PERIODS
+                            " has no record of it (not made by idgen, or the record "
+                            "lost): refused",
+                            s->host, s->port, table, m->table);
+  } else if (exists && !engine_keeps_counter(engine)) {
+    rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
+                            "mariadb %s:%u: period table %s is ENGINE=%.16s, which loses "
+                            "its AUTO_INCREMENT on a restart: refused (make it InnoDB)",
+                            s->host, s->port, table, engine);
+  } else {
+    rc = 0;
+    if (!recorded) {
+      snprintf(sql, sizeof sql,
+               "INSERT INTO `%s" PERIODS "` (period_table, state) VALUES ('%s', 'making')",
+               m->table, table);
+      rc = query(m, s, "record 'making'", sql);
+    }
+    if (!rc && !exists) {
+      /* InnoDB whatever the server's default_storage_engine: it keeps the counter */
+      snprintf(sql, sizeof sql,
+               "CREATE TABLE IF NOT EXISTS `%s` (id BIGINT UNSIGNED NOT NULL "
+               "AUTO_INCREMENT, stub VARCHAR(%d) NOT NULL DEFAULT '', PRIMARY KEY (id), "
+               "UNIQUE KEY stub (stub)) ENGINE=InnoDB",
+               table, IDGEN_SEGMENT_NAME_MAX);
+      rc = query(m, s, "create the period table", sql);
+    }
+    /* The marker row: id 0 leaves the counter at the server's first number. */
+    if (!rc && !made) {
+      snprintf(sql, sizeof sql,
+               "SET STATEMENT sql_mode = 'NO_AUTO_VALUE_ON_ZERO' FOR INSERT IGNORE INTO "
+               "`%s` (id, stub) VALUES (0, '')",
+               table);
+      rc = query(m, s, "insert the marker row", sql);
+    }
+    if (!rc && !made) {
+      snprintf(sql, sizeof sql,
+               "UPDATE `%s" PERIODS "` SET state = 'made' WHERE period_table = '%s'",
+               m->table, table);
+      rc = query(m, s, "record 'made'", sql);
+    }
+    if (!rc && made) {
+      uint64_t marker = 0;
+      snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s` WHERE id = 0", table);
+      rc = select_u64(m, s, sql, &marker);
+      if (!rc && marker != 1)
+        rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
+                                "mariadb %s:%u: period table %s lost its marker row (id "
+                                "0): emptied, its counter may have gone back: refused",
+                                s->host, s->port, table);
+    }
+  }
+  if (s->conn) {
+    snprintf(sql, sizeof sql, "DO RELEASE_LOCK(%s)", lock);
+    if (mysql_query(s->conn, sql)) {
+      if (!rc)
+        rc = server_error(m, s, "release the periods' lock");
+      disconnect(s);
+    }
+  }
+  if (rc)
+    return rc;
+  snprintf(s->started, sizeof s->started, "%s", table);
+  return made;
+}
+
 /* The block's two REPLACEs, with the table locked (see the top of the file). */
-static int take_block(mariadb_backend *m, server *s, const char *name, uint64_t step,
-                      uint64_t floor, idgen__segment_block *out) {
+static int take_block(mariadb_backend *m, server *s, const char *table, const char *name,
+                      int period, uint64_t step, uint64_t floor,
+                      idgen__segment_block *out) {
   uint64_t inc = s->increment, off = s->offset;
   char sql[256];
-  snprintf(sql, sizeof sql, "REPLACE INTO `%s` (stub) VALUES ('%s')", m->table, name);
+  snprintf(sql, sizeof sql, "REPLACE INTO `%s` (stub) VALUES ('%s')", table, name);
   int rc = query(m, s, "replace (take a value)", sql);
   if (rc)
     return rc;
   uint64_t v = mysql_insert_id(s->conn);
-  if (mysql_affected_rows(s->conn) == 1) { /* a new row: the name was never initialised */
-    snprintf(sql, sizeof sql, "DELETE FROM `%s` WHERE stub = '%s'", m->table, name);
+  /* A new row: the name was never initialised. A period table is initialised as a whole
+   * (period_start): a name's row comes with its first block. */
+  if (!period && mysql_affected_rows(s->conn) == 1) {
+    snprintf(sql, sizeof sql, "DELETE FROM `%s` WHERE stub = '%s'", table, name);
     if ((rc = query(m, s, "delete", sql)))
       return rc;
     return idgen__segment_why(&m->base, -ENOENT,
                               "mariadb %s:%u: no row '%s' in %s: run 'idgen segment init "
                               "--backend mariadb' first",
-                              s->host, s->port, name, m->table);
+                              s->host, s->port, name, table);
   }
   if (v == 0 || v % inc != off % inc || v > IDGEN_SEGMENT_NUMBER_MAX)
     return idgen__segment_why(&m->base, IDGEN_EPROTO,
                               "mariadb %s:%u: %s gave id %" PRIu64 ", not a number of "
                               "this server's AUTO_INCREMENT counter",
-                              s->host, s->port, m->table, v);
+                              s->host, s->port, table, v);
   /* the first number of this server's class above floor */
   uint64_t above = floor < off ? off : floor - (floor - off) % inc + inc;
   uint64_t first = v > above ? v : above;
@@ -211,7 +398,7 @@ static int take_block(mariadb_backend *m, server *s, const char *name, uint64_t 
                               s->host, s->port, step);
   uint64_t end = first + (step - 1) * inc;
   snprintf(sql, sizeof sql, "REPLACE INTO `%s` (id, stub) VALUES (%" PRIu64 ", '%s')",
-           m->table, end, name);
+           table, end, name);
   if ((rc = query(m, s, "replace (block end)", sql)))
     return rc;
   *out = (idgen__segment_block){end, step, inc};
@@ -224,32 +411,39 @@ static int take_block(mariadb_backend *m, server *s, const char *name, uint64_t 
  * one-number clients (measured: 3 processes taking blocks of 200 left a client 11
  * numbers in 5 s). With one fetch at a time, the clients waiting at its UNLOCK run
  * before the next fetch's LOCK. 1 when held, 0 if not within the timeout, or an error. */
-static int fetchers_lock(mariadb_backend *m, server *s) {
+static int fetchers_lock(mariadb_backend *m, server *s, const char *table) {
   char sql[128];
-  snprintf(sql, sizeof sql, "SELECT GET_LOCK('idgen:%.32s.%.24s', %u)", m->database,
-           m->table, m->timeout_s);
+  snprintf(sql, sizeof sql, "SELECT GET_LOCK('idgen:%.32s.%.24s', %u)", m->database, table,
+           m->timeout_s);
   uint64_t got = 0;
   int rc = select_u64(m, s, sql, &got);
   return rc ? rc : got == 1;
 }
 
-static int fetch_once(mariadb_backend *m, server *s, const char *name, uint64_t step,
+static int fetch_once(mariadb_backend *m, server *s, const char *key, uint64_t step,
                       uint64_t floor, idgen__segment_block *out) {
+  char table[IDENT_MAX + 1], name[IDGEN_SEGMENT_NAME_MAX + 1];
+  int period = key_table(m, key, table, name);
+  if (period < 0)
+    return idgen__segment_why(&m->base, IDGEN_EINVAL, "mariadb: %s: table name too long",
+                              key);
   int rc = connect_server(m, s);
   if (rc)
     return rc;
-  if ((rc = fetchers_lock(m, s)) != 1)
+  if (period && (rc = period_start(m, s, table)) < 0)
+    return rc;
+  if ((rc = fetchers_lock(m, s, table)) != 1)
     return rc < 0 ? rc
                   : idgen__segment_why(&m->base, IDGEN_EUNAVAIL,
                                        "mariadb %s:%u: other fetches held the fetchers' "
                                        "lock for %u s",
                                        s->host, s->port, m->timeout_s);
   char sql[128];
-  snprintf(sql, sizeof sql, "LOCK TABLES `%s` WRITE", m->table);
+  snprintf(sql, sizeof sql, "LOCK TABLES `%s` WRITE", table);
   idgen__segment_block b;
   rc = query(m, s, "lock", sql);
   if (!rc)
-    rc = take_block(m, s, name, step, floor, &b);
+    rc = take_block(m, s, table, name, period, step, floor, &b);
   /* The block is handed out only once the lock is given back: a session that kept it
    * would stop every one-number client. A failed UNLOCK drops the connection, and with
    * it both locks. */
@@ -258,6 +452,14 @@ static int fetch_once(mariadb_backend *m, server *s, const char *name, uint64_t 
     if (!rc) /* else keep the first failure's why */
       rc = server_error(m, s, "unlock");
     disconnect(s);
+  }
+  /* A period table gone since its start (dropped under this process): its record says
+   * why, in the words of a start. */
+  if (rc == -ENOENT && period && s->conn) {
+    s->started[0] = '\0';
+    int again = period_start(m, s, table);
+    if (again < 0)
+      rc = again;
   }
   if (!rc)
     *out = b;
@@ -299,7 +501,8 @@ static int mariadb_fetch(idgen__segment_backend *b, const char *name, uint64_t s
       m->next = (i + 1) % m->nservers; /* alternate, as Flickr's clients do */
       return 0;
     }
-    if (rc == IDGEN_EPROTO) /* servers that would collide: say so, do not work around */
+    /* servers that would collide, a period table lost: say so, do not work around */
+    if (rc == IDGEN_EPROTO)
       return rc;
     s->down_until_ns = idgen_monotonic_ns() + DOWN_NS;
     if (!first_err[0]) {
@@ -312,12 +515,37 @@ static int mariadb_fetch(idgen__segment_backend *b, const char *name, uint64_t s
                                             : "");
 }
 
+/* period_start on every server: 0 when made on one, 1 when it was there on each. */
+static int period_start_all(mariadb_backend *m, const char *table) {
+  int made = 0;
+  for (int i = 0; i < m->nservers; i++) {
+    server *s = &m->servers[i];
+    int rc = connect_server(m, s);
+    if (!rc)
+      rc = period_start(m, s, table);
+    if (rc < 0)
+      return rc;
+    made |= rc == 0;
+  }
+  return !made;
+}
+
 static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t step,
                         uint64_t start_after) {
   mariadb_backend *m = (mariadb_backend *)b;
   (void)step; /* the step is the generator's; a ticket server keeps only its counter */
   if (idgen__segment_name_check(name))
     return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: bad name");
+  char table[IDENT_MAX + 1], stub[IDGEN_SEGMENT_NAME_MAX + 1];
+  int period = key_table(m, name, table, stub);
+  if (period < 0)
+    return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: %s: table name too long", name);
+  if (period && start_after) /* a period key: its table on every server */
+    return idgen__segment_why(
+        b, IDGEN_EINVAL, "mariadb: %s: a period's table counts from 1 (no start after)",
+        name);
+  if (period)
+    return period_start_all(m, table);
   char create[400], insert[300];
   snprintf(
       create, sizeof create,
@@ -356,15 +584,43 @@ static void mariadb_free(idgen__segment_backend *b) {
   free(m);
 }
 
+/* A period's table is started on each server at the first fetch from it there
+ * (period_start), so that one server down at midnight does not stop the period. The
+ * period's first fetch goes to the first server, whose first number is 1. */
 static int mariadb_key_start(idgen__segment_backend *b, const char *ns, const char *key,
                              uint64_t step) {
-  (void)ns, (void)key, (void)step;
-  return idgen__segment_why(b, IDGEN_EINVAL,
-                            "mariadb: a ticket table has one counter: no period keys");
+  mariadb_backend *m = (mariadb_backend *)b;
+  (void)ns, (void)step;
+  char table[IDENT_MAX + 1], stub[IDGEN_SEGMENT_NAME_MAX + 1];
+  if (key_table(m, key, table, stub) < 0)
+    return idgen__segment_why(b, IDGEN_EINVAL, "mariadb: %s: table name too long", key);
+  m->next = 0;
+  return 0;
+}
+
+/* A period's ticket table, TABLE_NUMBER, and the record TABLE_periods must fit
+ * MariaDB's names (the generator's name is a row's stub, up to 64 characters). */
+static int mariadb_period_check(idgen__segment_backend *b, const char *name,
+                                idgen__period_kind kind) {
+  mariadb_backend *m = (mariadb_backend *)b;
+  (void)name;
+  const char *number = kind == IDGEN__PERIOD_DAY     ? "_YYYYMMDD"
+                       : kind == IDGEN__PERIOD_MONTH ? "_YYYYMM"
+                                                     : "_YYYY";
+  size_t suffix = strlen(number) > strlen(PERIODS) ? strlen(number) : strlen(PERIODS);
+  if (strlen(m->table) + suffix > IDENT_MAX)
+    return idgen__segment_why(b, IDGEN_EINVAL,
+                              "mariadb: table '%s' is too long for a %s period: with %s "
+                              "and " PERIODS " its names pass MariaDB's %d characters "
+                              "(use at most %zu)",
+                              m->table, idgen__period_name(kind), number, IDENT_MAX,
+                              IDENT_MAX - suffix);
+  return 0;
 }
 
 static const idgen__segment_backend_class mariadb_class = {
-    "mariadb", mariadb_init, mariadb_fetch, mariadb_free, NULL, mariadb_key_start};
+    "mariadb", mariadb_init,      mariadb_fetch,       mariadb_free,
+    NULL,      mariadb_key_start, mariadb_period_check};
 
 static int word_ok(const char *s) {
   if (!*s)

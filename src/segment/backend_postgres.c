@@ -231,8 +231,8 @@ static void pg_free(idgen__segment_backend *b) {
   free(b);
 }
 
-static const idgen__segment_backend_class pg_class = {"postgres", pg_init, pg_fetch,
-                                                      pg_free,    NULL,    NULL};
+static const idgen__segment_backend_class pg_class = {
+    "postgres", pg_init, pg_fetch, pg_free, NULL, NULL, NULL};
 
 int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
                                 int64_t timeout_ms, char *err, size_t errlen) {

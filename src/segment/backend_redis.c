@@ -175,7 +175,7 @@ static void redis_free(idgen__segment_backend *b) {
 }
 
 static const idgen__segment_backend_class redis_class = {
-    "redis", redis_init, redis_fetch, redis_free, redis_warning, NULL};
+    "redis", redis_init, redis_fetch, redis_free, redis_warning, NULL, NULL};
 
 int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
                              int64_t timeout_ms, char *err, size_t errlen) {

@@ -66,6 +66,8 @@ typedef struct idgen__segment_backend_class {
    * and returns. NULL: the key made at 0 if absent (init with start_after 0). */
   int (*key_start)(idgen__segment_backend *b, const char *ns, const char *key,
                    uint64_t step);
+  /* The backend's side of idgen__segment_period_check (below). NULL: any period. */
+  int (*period_check)(idgen__segment_backend *b, const char *name, idgen__period_kind kind);
 } idgen__segment_backend_class;
 
 struct idgen__segment_backend {
@@ -160,12 +162,22 @@ typedef struct idgen__segment_config {
 /* The largest name a period generator may have: room for ":YYYYMMDD" in a key. */
 #define IDGEN_SEGMENT_PERIOD_NAME_MAX (IDGEN_SEGMENT_NAME_MAX - 9)
 
+/* Whether the backend, as its DSN names it, can keep periods of kind for name, without
+ * contacting it (config time): file: the directory form only; mariadb: the period
+ * tables' names (TABLE_YYYYMMDD, TABLE_periods) within MariaDB's 64 characters. 0, or
+ * IDGEN_EINVAL with one line in b->why. */
+int idgen__segment_period_check(idgen__segment_backend *b, const char *name,
+                                idgen__period_kind kind);
+
 /* Starts a period's key before its first fetch, under every rule the backend keeps for
  * a name: file (directory form only): the host-wide claim (held by the generator's
  * name), and the key's file made at 0 only if the directory never made it
  * (segment-KEY.created), a lost one refused; postgres, etcd: the row or key made at 0
- * if absent (atomically: a racing maker leaves it as it is). 0 or 1 (it was there), or
- * an error with one line in b->why. mariadb: IDGEN_EINVAL (its counter is per table). */
+ * if absent (atomically: a racing maker leaves it as it is); mariadb: the period's
+ * ticket table TABLE_NUMBER is started on each server at the first fetch from it there
+ * (made if its record in TABLE_periods allows, a lost one refused), and the period's
+ * first fetch goes to the first server. 0 or 1 (it was there), or an error with one
+ * line in b->why. */
 int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const char *key,
                              uint64_t step);
 

@@ -890,15 +890,11 @@ static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
     idgen__segment_backend_free(b);
     return -1;
   }
-  if (c.period && (!strcmp(s->backend, "mariadb") ||
-                   (!strcmp(s->backend, "file") && !idgen__segment_file_is_dir(b)))) {
+  if (c.period && idgen__segment_period_check(b, s->name, c.period) < 0) {
+    origin(s, "period", prefix, sizeof prefix);
+    snprintf(err, errlen, "%s: %s", prefix, b->why);
     idgen__segment_backend_free(b);
     idgen__tz_free(tz);
-    origin(s, "period", prefix, sizeof prefix);
-    snprintf(err, errlen, "%s: %s", prefix,
-             !strcmp(s->backend, "mariadb")
-                 ? "the mariadb backend has one counter per table: no period keys"
-                 : "the file backend needs a directory (one file per period), not a file");
     return -1;
   }
   idgen__seg_format fmt;

@@ -6,14 +6,21 @@
 # the old day's numbers, then only the new day's (never back); the new day starts at 1
 # under its own key (orders:20261201); the old day's buffered blocks were dropped; the
 # file backend's key file and .created record exist, and a lost key file is refused at
-# the next start. MariaDB and a file-path DSN are refused at config time.
+# the next start. On MariaDB (two ticket servers counting apart, scripts/mariadb-cluster.sh)
+# the same crossing, each day its own InnoDB ticket table (tickets64_20261201) recorded in
+# tickets64_periods, both days from 1; a period table dropped is refused by the running
+# server and by one started later, a start whose CREATE TABLE fails has left 'making'
+# and a later start makes the table; the ticket servers killed and restarted, the
+# period goes on above its numbers. A file-path DSN and a MariaDB table too long for its
+# period tables' names are refused at config time.
 # Then text forms (format:): a segment generator's ORD-{date:%Y%m%d}-{seq:06} over HTTP,
 # format=raw, parsed back by `idgen decode --generator`; a snowflake generator's ord_
 # prefix; bad formats refused at config time.
-# Parts: file postgres etcd refusals formats. Usage: server_segment_period.sh /path/to/idgen [PART...]
+# Parts: file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats.
+# Usage: server_segment_period.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts file postgres etcd refusals formats -- "${@:2}"
+parts file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats -- "${@:2}"
 for tool in curl jq; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
@@ -100,6 +107,8 @@ crossing() {
   done
   check "$label: no number twice across both servers" "" \
     "$(sort "$WORK/$label-a.out" "$WORK/$label-b.out" | uniq -d | head -3 | tr '\n' ' ')"
+  check "$label: the old day started at 1" 20261130000001 \
+    "$(cat "$WORK/$label-a.out" "$WORK/$label-b.out" | grep '^20261130' | sort -n | head -1)"
   check "$label: the new day starts at 1" 20261201000001 \
     "$(cat "$WORK/$label-a.out" "$WORK/$label-b.out" | grep '^20261201' | sort -n | head -1)"
   local info
@@ -153,20 +162,146 @@ if part etcd; then
   crossing etcd etcd "$dsn"
 fi
 
+# The MariaDB parts share two ticket servers (each part its own days).
+MDB_DSN=""
+mariadb_up() {
+  [[ -n $MDB_DSN ]] && return
+  command -v mariadbd >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
+  MDB_DSN="servers=$("$SOURCE_DIR/scripts/mariadb-cluster.sh" start "$WORK/mdb" 2)"
+  BACKEND_STOP+=("'$SOURCE_DIR/scripts/mariadb-cluster.sh' stop '$WORK/mdb'")
+}
+# sql I STATEMENT: on ticket server I, its rows tab-separated.
+sql() {
+  mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$WORK/mdb/m$1.port")" -u root -N -B test -e "$2"
+}
+# refusal_of NAME WANT-REGEX: /v1/id until a 503 whose reason matches (a running
+# server's buffered numbers go first); the last code and reason.
+refusal_of() {
+  local code msg
+  for _ in $(seq 100); do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/v1/id?name=orders")
+    msg=$(curl -s "http://$HTTP/readyz?name=orders" | jq -r '.error.message // empty')
+    [[ $code == 503 && $msg =~ $2 ]] && break
+    sleep 0.05
+  done
+  check "$1: refused (503)" 503 "$code"
+  check_match "$1: the reason" "$2" "$msg"
+}
+
+if part mariadb; then
+  mariadb_up
+  crossing mariadb mariadb "$MDB_DSN"
+  for i in 0 1; do
+    check "mariadb server $i: an InnoDB ticket table per day, and the record" \
+      "tickets64_20261130 InnoDB tickets64_20261201 InnoDB tickets64_periods InnoDB" \
+      "$(sql "$i" "SELECT TABLE_NAME, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME LIKE 'tickets64%' ORDER BY 1" | tr '\t\n' '  ' | sed 's/ $//')"
+    check "mariadb server $i: both days recorded made" \
+      "tickets64_20261130 made tickets64_20261201 made" \
+      "$(sql "$i" "SELECT period_table, state FROM tickets64_periods ORDER BY 1" | tr '\t\n' '  ' | sed 's/ $//')"
+  done
+  check_match "mariadb: both ticket servers' numbers (odd and even)" "^[1-9][0-9]* [1-9][0-9]*$" \
+    "$(cat "$WORK"/mariadb-?.out | awk '{ n[$1 % 2]++ } END { print n[1] + 0, n[0] + 0 }')"
+fi
+
+if part mariadb-lost; then
+  mariadb_up
+  write_config "$WORK/lost.yaml" mariadb "$MDB_DSN"
+  start_at lost-a "$WORK/lost.yaml" "2026-12-05 08:00:00" || true
+  pa=$SERVER_PID
+  check "mariadb-lost: the day starts at 1" 20261205000001 \
+    "$(curl -s "http://$HTTP/v1/id?name=orders" | jq -r .id)"
+  sql 0 "DROP TABLE tickets64_20261205"
+  sql 1 "DROP TABLE tickets64_20261205"
+  refusal_of "mariadb-lost: the running server" "period table tickets64_20261205 is gone"
+  stop_server "$pa" || fail "mariadb-lost a: exit status"
+  TZ=UTC LD_PRELOAD=$FT FAKETIME="@2026-12-05 09:00:00" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    launch_server lost-b --config "$WORK/lost.yaml"
+  refusal_of "mariadb-lost: a server started later" "period table tickets64_20261205 is gone"
+  check "mariadb-lost: not made again" 0 \
+    "$(sql 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME = 'tickets64_20261205'")"
+  stop_server || fail "mariadb-lost b: exit status"
+  # A start that stops at its CREATE TABLE: server 0 holds every CREATE of a new table
+  # back for 8 s (BACKUP STAGE BLOCK_DDL), past idgen's lock_wait_timeout (its 5 s
+  # request timeout), so the CREATE fails. The record says 'making' already while the
+  # CREATE waits (no number came from the table), and a later start makes the table.
+  sql 0 "SELECT 1 FROM tickets64_periods LIMIT 0" # the record table is there
+  mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$WORK/mdb/m0.port")" -u root test \
+    -e "BACKUP STAGE START; BACKUP STAGE BLOCK_DDL; SELECT SLEEP(8); BACKUP STAGE END" >/dev/null &
+  blocker=$!
+  sleep 0.5
+  TZ=UTC LD_PRELOAD=$FT FAKETIME="@2026-12-06 08:00:00" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    launch_server lost-c --config "$WORK/lost.yaml"
+  for _ in $(seq 60); do
+    [[ -n $(sql 0 "SELECT state FROM tickets64_periods WHERE period_table = 'tickets64_20261206'") ]] && break
+    sleep 0.05
+  done
+  check "mariadb-lost: a start held at its CREATE TABLE has recorded 'making', no table yet" "making 0" \
+    "$(sql 0 "SELECT state FROM tickets64_periods WHERE period_table = 'tickets64_20261206'") $(sql 0 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME = 'tickets64_20261206'")"
+  wait "$blocker" || fail "mariadb-lost: the DDL blocker failed"
+  : >"$WORK/lost-c.out"
+  for _ in $(seq 100); do
+    curl -s "http://$HTTP/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$WORK/lost-c.out"
+    [[ $(sql 0 "SELECT state FROM tickets64_periods WHERE period_table = 'tickets64_20261206'") == made ]] &&
+      awk '$1 % 2 == 1 { f = 1 } END { exit !f }' "$WORK/lost-c.out" && break
+    sleep 0.05
+  done
+  check "mariadb-lost: made later, and server 0's (odd) numbers handed out" "made 1" \
+    "$(sql 0 "SELECT state FROM tickets64_periods WHERE period_table = 'tickets64_20261206'") $(awk '$1 % 2 == 1 { f = 1 } END { print f + 0 }' "$WORK/lost-c.out")"
+  check "mariadb-lost: no number twice" "" "$(sort "$WORK/lost-c.out" | uniq -d | head -3 | tr '\n' ' ')"
+  stop_server || fail "mariadb-lost c: exit status"
+fi
+
+if part mariadb-restart; then
+  mariadb_up
+  write_config "$WORK/restart.yaml" mariadb "$MDB_DSN"
+  start_at restart-a "$WORK/restart.yaml" "2026-12-10 08:00:00" || true
+  ua=http://$HTTP pa=$SERVER_PID
+  : >"$WORK/restart-1.out"
+  draw "$ua" "$WORK/restart-1.out" 2
+  before=$(sort -n "$WORK/restart-1.out" | tail -1)
+  for i in 0 1; do
+    "$SOURCE_DIR/scripts/mariadb-cluster.sh" kill "$WORK/mdb" "$i"
+    "$SOURCE_DIR/scripts/mariadb-cluster.sh" restart "$WORK/mdb" "$i"
+  done
+  : >"$WORK/restart-2.out"
+  draw "$ua" "$WORK/restart-2.out" 1
+  start_at restart-b "$WORK/restart.yaml" "2026-12-10 09:00:00" || true
+  ub=http://$HTTP pb=$SERVER_PID
+  : >"$WORK/restart-3.out"
+  draw "$ub" "$WORK/restart-3.out" 1
+  check_match "mariadb-restart: numbers drawn before, then by the running and a new server" \
+    "^[1-9][0-9]* [1-9][0-9]* [1-9][0-9]*$" \
+    "$(wc -l <"$WORK/restart-1.out") $(wc -l <"$WORK/restart-2.out") $(wc -l <"$WORK/restart-3.out")"
+  check "mariadb-restart: the day's numbers only, from 1" "0 20261210000001" \
+    "$(cat "$WORK"/restart-?.out | grep -cv '^20261210') $(sort -n "$WORK/restart-1.out" | head -1)"
+  check "mariadb-restart: after the restart, all above the numbers before ($before)" "" \
+    "$(cat "$WORK/restart-2.out" "$WORK/restart-3.out" | awk -v b="$before" '$1 + 0 <= b + 0 { print; exit }')"
+  check "mariadb-restart: no number twice" "" \
+    "$(sort "$WORK"/restart-?.out | uniq -d | head -3 | tr '\n' ' ')"
+  stop_server "$pa" || fail "mariadb-restart a: exit status"
+  stop_server "$pb" || fail "mariadb-restart b: exit status"
+fi
+
 if part refusals; then
   # usage: the line of serve --config, exit 2, one line.
   refused() { # NAME CONFIG-TEXT REGEX
     printf '%s\n' "$2" >"$WORK/bad.yaml"
     local rc=0
-    "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$WORK/st" \
+    # bounded: a config taken by mistake would serve on (exit 124, not 2)
+    timeout 20 "$IDGEN" serve --http 127.0.0.1:0 --resp 127.0.0.1:0 --state-dir "$WORK/st" \
       --config "$WORK/bad.yaml" >/dev/null 2>"$WORK/bad.err" || rc=$?
     check "$1: exit 2, one line" "2 1" "$rc $(wc -l <"$WORK/bad.err")"
     check_match "$1: the reason" "$3" "$(cat "$WORK/bad.err")"
   }
   mkdir -p "$WORK/st"
-  refused "mariadb" 'generators:
-  orders: {kind: segment, backend: mariadb, dsn: "servers=127.0.0.1:3306", period: day}' \
-    "one counter per table"
+  # MariaDB: a period table TABLE_YYYYMMDD and the record TABLE_periods must fit its
+  # 64-character names (a table of 55 is fine for a day, 57 for a month).
+  refused "mariadb: a table too long for a day's tables" 'generators:
+  orders: {kind: segment, backend: mariadb, dsn: "servers=127.0.0.1:3306 table=tttttttttttttttttttttttttttttttttttttttttttttttttttttttt", period: day}' \
+    "table 'tttttttttttttttttttttttttttttttttttttttttttttttttttttttt' is too long for a day period"
+  refused "mariadb: a table too long for TABLE_periods" 'generators:
+  orders: {kind: segment, backend: mariadb, dsn: "servers=127.0.0.1:3306 table=mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", period: month}' \
+    "table 'mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm' is too long for a month period: .*use at most 56"
   refused "a file path" "generators:
   orders: {kind: segment, backend: file, dsn: \"$WORK/st/one-file\", period: day}" \
     "needs a directory"

@@ -46,7 +46,7 @@ static void mem_free(idgen__segment_backend *b) {
 }
 
 static const idgen__segment_backend_class mem_class = {"mem",    mem_init, mem_fetch,
-                                                       mem_free, NULL,     NULL};
+                                                       mem_free, NULL,     NULL, NULL};
 
 static inline void mem_setup(mem_backend *m) {
   memset(m, 0, sizeof *m);

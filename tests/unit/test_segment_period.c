@@ -65,7 +65,7 @@ static void kb_free(idgen__segment_backend *b) {
 }
 
 static const idgen__segment_backend_class kb_class = {"keys",  kb_init, kb_fetch,
-                                                      kb_free, NULL,    NULL};
+                                                      kb_free, NULL,    NULL, NULL};
 
 typedef struct fixture {
   keys_backend k;
