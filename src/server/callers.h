@@ -72,13 +72,13 @@ typedef struct idgen__callers_top {
   idgen__caller_stat *all; /* every name of every table, by count, largest first */
   size_t nall;
   size_t n;             /* the top ones: min(nall, IDGEN_CALLERS_N) */
-  uint64_t total;       /* every request counted, every thread */
+  uint64_t total;       /* every request counted, every thread: the counters' sum */
   uint64_t other;       /* total minus the top n's counts (never below 0) */
   uint64_t error_bound; /* the most a listed count exceeds the true one: sum of mins */
 } idgen__callers_top;
 
 /* The merged counts of every table. Any thread, while the owners count (a slot being
- * replaced is read again; one that stays busy is left to "other"). Returns 0 or
+ * replaced is read again; one that stays busy is left out of every sum). Returns 0 or
  * IDGEN_ENOMEM (out untouched); free out with idgen__callers_top_free. */
 int idgen__callers_merge(const idgen__callers *c, idgen__callers_top *out);
 void idgen__callers_top_free(idgen__callers_top *top);
