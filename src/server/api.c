@@ -1,6 +1,7 @@
 /* api.c: the HTTP/JSON routes, from one table: /v1/id and /v1/ids (of the default
  * generator or ?name=N), /v1/range?name=N (a segment one's numbers), /v1/uuid7,
- * /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info, /v1/bounds (server/bounds.c), /healthz,
+ * /v1/uuid4, /v1/ulid, /v1/decode/{id}, /v1/info, /v1/bounds (server/bounds.c),
+ * /v1/callers (server/callers.c), /healthz,
  * /readyz, /metrics, and the status page /. Every 64-bit ID is a JSON string; IDs come
  * in any form of common/id_form.h, opaque ones included. */
 #include "server/api.h"
@@ -18,6 +19,7 @@ int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
   memset(t, 0, sizeof *t);
   t->svc = svc;
   t->m = idgen__svc_shard(svc, shard);
+  t->callers = idgen__callers_table_of(idgen__svc_callers(svc), shard);
   return idgen__issued_init(&t->issued, (size_t)idgen__svc_config(svc)->max_count);
 }
 
@@ -491,6 +493,16 @@ static void route_metrics(idgen__tctx *t, const idgen__http_req *req, const para
   res->content_type = "text/plain; version=0.0.4";
 }
 
+/* The merged top callers (server/callers.h), for the status page. */
+static void route_callers(idgen__tctx *t, const idgen__http_req *req, const params *p,
+                          idgen__http_res *res) {
+  (void)req, (void)p;
+  idgen__buf_reset(&t->out);
+  idgen__callers_render_json(idgen__svc_callers(t->svc), &t->out);
+  idgen__buf_addc(&t->out, '\n');
+  ok_json(res);
+}
+
 static void route_status(idgen__tctx *t, const idgen__http_req *req, const params *p,
                          idgen__http_res *res) {
   (void)req, (void)p;
@@ -524,6 +536,7 @@ static const struct route {
     {"/v1/decode/", 1, ROUTE_DECODE, P_OPAQUE | P_NAME, 0, route_decode},
     {"/v1/bounds", 0, ROUTE_BOUNDS, P_TIMES | P_NAME, 0, route_bounds},
     {"/v1/info", 0, ROUTE_INFO, 0, 0, route_info},
+    {"/v1/callers", 0, ROUTE_CALLERS, 0, 0, route_callers},
     {"/healthz", 0, ROUTE_HEALTHZ, 0, 1, route_healthz},
     {"/readyz", 0, ROUTE_READYZ, P_NAME, 1, route_readyz},
     {"/metrics", 0, ROUTE_METRICS, 0, 0, route_metrics},

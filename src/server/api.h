@@ -14,6 +14,7 @@
 typedef struct idgen__tctx {
   idgen__svc *svc;
   idgen__metrics *m;
+  idgen__callers_table *callers; /* this thread's callers' names (server/callers.h) */
   idgen__buf out;       /* the response body being built */
   idgen__issued issued; /* room for max_count IDs (idgen__svc_issue) */
 } idgen__tctx;

@@ -52,6 +52,9 @@ const idgen__serve_opt idgen__serve_opts[] = {
      "key file (32 or 64 hex digits, `idgen opaque keygen`) of the default generator's "
      "opaque IDs: format=opaque-*, decode ?opaque=1 (docs/opaque.md); empty: none"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
+    {"log-level", S(log_level), "info",
+     "lowest level logged: debug (adds a line per caller's name: RESP CLIENT SETNAME, "
+     "HTTP User-Agent at a connection's first request), info or warn"},
     {"threads", U(threads, 0, 256), "0", "event-loop threads, 0: one per core"},
     {"max-conns", U(max_conns, 1, 1000000), "10000",
      "open connections at most, per listener (so a full RESP listener leaves HTTP, and "
@@ -1074,6 +1077,11 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
   }
   if (strcmp(cfg->clock, "mono") && strcmp(cfg->clock, "wall")) {
     snprintf(err, errlen, "--clock '%s': expected mono or wall", cfg->clock);
+    return -1;
+  }
+  if (strcmp(cfg->log_level, "debug") && strcmp(cfg->log_level, "info") &&
+      strcmp(cfg->log_level, "warn")) {
+    snprintf(err, errlen, "--log-level '%s': expected debug, info or warn", cfg->log_level);
     return -1;
   }
   for (size_t i = 0; i < cfg->ngens; i++)

@@ -72,6 +72,7 @@ typedef struct idgen__serve_config {
   char auth_token_file[IDGEN_CFG_PATH];
   char opaque_key_file[IDGEN_CFG_PATH]; /* the default generator's opaque key; "": none */
   char log_file[IDGEN_CFG_PATH];
+  char log_level[IDGEN_CFG_STR];    /* "debug", "info" (default), "warn" */
   char config_file[IDGEN_CFG_PATH]; /* --config: the generators' YAML file; "": none */
   uint64_t seq_reset_threshold;     /* the default generator's (snowflake) */
   uint64_t threads;                 /* 0: one per core */

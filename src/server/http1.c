@@ -6,6 +6,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include "server/log.h"
+
 /* picohttpparser, inside libh2o; Debian ships no picohttpparser.h. */
 struct phr_header {
   const char *name; /* NULL for a folded continuation line */
@@ -21,6 +23,8 @@ int phr_parse_request(const char *buf, size_t len, const char **method, size_t *
 typedef struct head_info {
   const char *authorization;
   size_t authorization_len;
+  const char *user_agent; /* NULL: none */
+  size_t user_agent_len;
   uint64_t content_length;
   int has_length, chunked, conn_close, conn_keep_alive, folded, bad_length;
 } head_info;
@@ -86,6 +90,9 @@ static void read_headers(const struct phr_header *h, size_t n, head_info *info) 
     } else if (name_is(&h[i], "connection")) {
       info->conn_close |= has_token(h[i].value, h[i].value_len, "close");
       info->conn_keep_alive |= has_token(h[i].value, h[i].value_len, "keep-alive");
+    } else if (name_is(&h[i], "user-agent") && !info->user_agent) {
+      info->user_agent = h[i].value;
+      info->user_agent_len = h[i].value_len;
     } else if (name_is(&h[i], "authorization") && !info->authorization) {
       info->authorization = h[i].value;
       info->authorization_len = h[i].value_len;
@@ -144,6 +151,10 @@ static void write_response(idgen__http1_session *s, const idgen__http_res *res, 
 static size_t refuse(idgen__http1_session *s, int status, size_t len, idgen__buf *out,
                      int *close) {
   idgen__http_res res;
+  idgen__caller_name none;
+  idgen__caller_ref ref = IDGEN__CALLER_REF_NONE;
+  idgen__caller_name_set(&none, "", 0);
+  idgen__callers_count(s->t->callers, &none, &ref, 1);
   idgen__api_refuse(s->t, status, &res);
   write_response(s, &res, 0, 0, 1, out);
   *close = 1;
@@ -258,6 +269,27 @@ static int step_framing(head *hd) {
   return GO_ON;
 }
 
+/* Counts the request under its User-Agent; the name is made again only when the
+ * User-Agent is not the connection's last one. */
+static void count_caller(idgen__http1_session *s, const head_info *info) {
+  size_t n = info->user_agent_len < IDGEN_CALLER_NAME_MAX ? info->user_agent_len
+                                                          : IDGEN_CALLER_NAME_MAX;
+  if (!info->user_agent)
+    n = 0;
+  if (!s->named || n != s->ua_len || (n && memcmp(s->ua, info->user_agent, n))) {
+    int first = !s->named;
+    if (n)
+      memcpy(s->ua, info->user_agent, n);
+    s->ua_len = n;
+    s->named = 1;
+    idgen__caller_name_set(&s->caller, info->user_agent, n);
+    s->caller_ref = IDGEN__CALLER_REF_NONE;
+    if (first && idgen__log_debug_on())
+      idgen__log("debug", "caller", "http name=%s", s->caller.s);
+  }
+  idgen__callers_count(s->t->callers, &s->caller, &s->caller_ref, 1);
+}
+
 /* Routes a whole request and writes its response; sets *close as the connection asks. */
 static void answer(idgen__http1_session *s, head *hd, idgen__buf *out, int *close) {
   idgen__http_req req;
@@ -268,6 +300,7 @@ static void answer(idgen__http1_session *s, head *hd, idgen__buf *out, int *clos
   idgen__http1_target(&req, hd->path, hd->path_len);
   req.authorization = hd->info.authorization;
   req.authorization_len = hd->info.authorization_len;
+  count_caller(s, &hd->info);
   idgen__http_res res;
   idgen__api_http(s->t, &req, &res);
   if (res.auth_failed) {

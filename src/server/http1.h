@@ -25,6 +25,13 @@ typedef struct idgen__http1_session {
   unsigned auth_failures;
   int64_t date_s; /* the second `date` shows */
   char date[32];
+  /* The last request's User-Agent (its first IDGEN_CALLER_NAME_MAX bytes, all a name
+   * keeps) and its name as counted (server/callers.h); named: a request came. */
+  int named;
+  size_t ua_len;
+  char ua[IDGEN_CALLER_NAME_MAX];
+  idgen__caller_name caller;
+  idgen__caller_ref caller_ref;
 } idgen__http1_session;
 
 void idgen__http1_session_init(idgen__http1_session *s, idgen__tctx *t);
@@ -37,6 +44,8 @@ void idgen__http1_target(idgen__http_req *req, const char *target, size_t len);
 size_t idgen__http1_max_input(const idgen__serve_config *cfg);
 
 /* Answers every complete request in in[0..len), in order, appending responses to out;
+ * counts each one under its User-Agent ("-" without one, and for a request refused by
+ * its framing) in this thread's callers' table;
  * stops early once out holds IDGEN_HTTP1_OUT_HIGH bytes. Returns the bytes consumed; the
  * next call passes what was not consumed first, with any new bytes after it. A request
  * line or header section past its limit is refused (414, 431) as soon as the bytes show

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,31 @@
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static int log_fd = 2;
 static char log_path[4096];
+
+static const char *const level_names[] = {"debug", "info", "warn", "error"};
+enum { LEVEL_DEBUG, LEVEL_INFO, LEVEL_WARN, LEVEL_ERROR, NLEVELS };
+static _Atomic int log_level = LEVEL_INFO;
+
+/* The rank of a level's name; an unknown one is written (as an error would be). */
+static int rank_of(const char *level) {
+  for (int i = 0; i < NLEVELS; i++)
+    if (!strcmp(level, level_names[i]))
+      return i;
+  return LEVEL_ERROR;
+}
+
+int idgen__log_set_level(const char *level) {
+  for (int i = 0; i <= LEVEL_WARN; i++)
+    if (!strcmp(level, level_names[i])) {
+      atomic_store_explicit(&log_level, i, memory_order_relaxed);
+      return 0;
+    }
+  return -1;
+}
+
+int idgen__log_debug_on(void) {
+  return atomic_load_explicit(&log_level, memory_order_relaxed) == LEVEL_DEBUG;
+}
 
 static int open_path(void) {
   int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -70,6 +96,8 @@ void idgen__log_close(void) {
 }
 
 void idgen__log(const char *level, const char *event, const char *fmt, ...) {
+  if (rank_of(level) < atomic_load_explicit(&log_level, memory_order_relaxed))
+    return;
   char line[1024];
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 static const char *const route_names[ROUTE_COUNT] = {
-    "/v1/id",     "/v1/ids",    "/v1/range", "/v1/uuid7", "/v1/uuid4", "/v1/ulid",
-    "/v1/decode", "/v1/bounds", "/v1/info",  "/healthz",  "/readyz",   "/metrics",
-    "/",          "other"};
+    "/v1/id",   "/v1/ids",    "/v1/range",  "/v1/uuid7",   "/v1/uuid4",
+    "/v1/ulid", "/v1/decode", "/v1/bounds", "/v1/info",    "/healthz",
+    "/readyz",  "/metrics",   "/",          "/v1/callers", "other"};
 static const char *const status_names[ST_COUNT] = {
     "200", "400", "401", "404", "405", "413", "414", "431", "500", "503", "other"};
 static const char *const rcmd_names[RCMD_COUNT] = {

@@ -22,7 +22,8 @@ typedef enum idgen__route {
   ROUTE_HEALTHZ,
   ROUTE_READYZ,
   ROUTE_METRICS,
-  ROUTE_STATUS, /* GET /: the status page */
+  ROUTE_STATUS,  /* GET /: the status page */
+  ROUTE_CALLERS, /* GET /v1/callers: the top callers (server/callers.h) */
   ROUTE_OTHER,
   ROUTE_COUNT
 } idgen__route;

@@ -230,6 +230,8 @@ void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t) {
   s->proto = 2;
   s->id = idgen__svc_client_id(t->svc);
   s->opened_ns = idgen_monotonic_ns();
+  idgen__caller_name_set(&s->caller, "", 0);
+  s->caller_ref = IDGEN__CALLER_REF_NONE;
   idgen__resp_parser_init(&s->parser);
 }
 
@@ -269,6 +271,7 @@ size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idge
     idgen__rcmd which = idgen__resp_run(s, &cmd, out, &error, close);
     int64_t t1 = idgen_monotonic_ns();
     idgen__metrics_resp(s->t->m, which, error, t1 - t0);
+    idgen__callers_count(s->t->callers, &s->caller, &s->caller_ref, 1);
     t0 = t1;
     if (idgen__svc_stopping(s->t->svc))
       *close = 1;

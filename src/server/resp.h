@@ -64,6 +64,8 @@ typedef struct idgen__resp_session {
   char name[IDGEN_RESP_NAME_MAX + 1];     /* CLIENT SETNAME, HELLO SETNAME; "": none */
   char lib_name[IDGEN_RESP_NAME_MAX + 1]; /* CLIENT SETINFO LIB-NAME */
   char lib_ver[IDGEN_RESP_NAME_MAX + 1];  /* CLIENT SETINFO LIB-VER */
+  idgen__caller_name caller;              /* name as counted ("-": none; callers.h) */
+  idgen__caller_ref caller_ref;
   idgen__resp_parser parser;
 } idgen__resp_session;
 
@@ -76,6 +78,8 @@ idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
                             idgen__buf *out, int *error, int *close);
 
 /* Answers every complete command in in[0..len), in order, appending replies to out;
+ * counts each one under the connection's name as it stands after the command (so a
+ * CLIENT SETNAME counts under the name it sets) in this thread's callers' table;
  * stops early once out holds IDGEN_RESP_OUT_HIGH bytes. Returns the bytes consumed; the
  * next call passes what was not consumed first, with any new bytes after it. Sets *close
  * when the connection should be closed once out is sent (QUIT, a protocol error, a line

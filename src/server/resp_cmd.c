@@ -9,6 +9,7 @@
 
 #include "common/decode_json.h"
 #include "common/id_form.h"
+#include "server/log.h"
 #include "server/resp.h"
 #include "server/resp_reply.h"
 
@@ -495,6 +496,11 @@ static int set_name(call *x, const char *name, size_t len) {
   }
   memcpy(x->s->name, name, len);
   x->s->name[len] = 0;
+  idgen__caller_name_set(&x->s->caller, name, len);
+  x->s->caller_ref = IDGEN__CALLER_REF_NONE;
+  if (idgen__log_debug_on())
+    idgen__log("debug", "caller", "resp client=%llu name=%s", (unsigned long long)x->s->id,
+               x->s->caller.s);
   return 1;
 }
 
@@ -568,6 +574,8 @@ static void cmd_reset(call *x) {
   x->s->proto = 2;
   x->out.proto = 2;
   x->s->name[0] = 0;
+  idgen__caller_name_set(&x->s->caller, "", 0);
+  x->s->caller_ref = IDGEN__CALLER_REF_NONE;
   x->s->authed = !idgen__svc_auth_required(x->s->t->svc);
   x->s->grant = (idgen__grant){NULL, -1};
   idgen__resp_simple(&x->out, "RESET");

@@ -355,6 +355,7 @@ static void stop_threads(serve *s) {
  * ladder from where it failed (uv_loop_init's shape). */
 int idgen__serve_run(idgen__serve_config *cfg) {
   serve s = {.cfg = cfg};
+  idgen__log_set_level(cfg->log_level); /* checked with the configuration */
   int rc = idgen__log_open(cfg->log_file);
   if (rc < 0) {
     fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));

@@ -34,6 +34,7 @@ struct idgen__svc {
   _Atomic uint64_t clients; /* RESP connections so far: CLIENT ID */
   size_t nshards;
   idgen__metrics *shards;
+  idgen__callers *callers; /* one Space-Saving table per shard's thread */
   /* The tokens in force; a reload swaps in a new set that keeps the old ones alive
    * (chained), as a connection's grant may point into them. NULL: no token. */
   _Atomic(idgen__token_set *) tokens;
@@ -49,6 +50,7 @@ static void close_all(idgen__svc *svc) {
   idgen__token_set_free(atomic_load(&svc->tokens));
   free(svc->gens);
   free(svc->shards);
+  idgen__callers_free(svc->callers);
   free(svc);
 }
 
@@ -68,7 +70,7 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   svc->shards = calloc(svc->nshards, sizeof *svc->shards);
   svc->gens = calloc(cfg->ngens ? cfg->ngens : 1, sizeof *svc->gens);
   int rc = IDGEN_ENOMEM;
-  if (!svc->shards || !svc->gens) {
+  if (!svc->shards || !svc->gens || idgen__callers_new(&svc->callers, svc->nshards) < 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -126,6 +128,9 @@ const idgen__serve_config *idgen__svc_config(const idgen__svc *svc) {
 }
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i) {
   return &svc->shards[i < svc->nshards ? i : svc->nshards - 1];
+}
+idgen__callers *idgen__svc_callers(idgen__svc *svc) {
+  return svc->callers;
 }
 
 _Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener) {
@@ -320,6 +325,7 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
   idgen__metrics_render_open(svc->conns, out);
   idgen__metrics_render_process(out);
   idgen__generators_metrics(svc->gens, svc->ngens, out);
+  idgen__callers_render_metrics(svc->callers, out);
 }
 
 const char *idgen__svc_error_code(int err, int *temporary) {

@@ -10,6 +10,7 @@
 
 #include "idgen.h"
 #include "server/buf.h"
+#include "server/callers.h"
 #include "server/config.h"
 #include "server/generator.h"
 #include "server/metrics.h"
@@ -26,6 +27,8 @@ void idgen__svc_free(idgen__svc *svc);
 
 const idgen__serve_config *idgen__svc_config(const idgen__svc *svc);
 idgen__metrics *idgen__svc_shard(idgen__svc *svc, size_t i);
+/* The callers' names, one table per shard (server/callers.h). */
+idgen__callers *idgen__svc_callers(idgen__svc *svc);
 
 /* Open connections of one listener, every thread together (held under --max-conns). */
 _Atomic uint64_t *idgen__svc_conns(idgen__svc *svc, idgen__listener listener);

@@ -154,6 +154,12 @@ used = set(re.findall(r"\b(?:idgen|process)_[a-z0-9_]+", json.dumps(dashboard)))
 for name in sorted(used):
     check(name in samples, f"the dashboard queries {name}, which /metrics does not hold")
 
+# Callers' names (src/server/callers.c): the top 64 and "other", never more; the bound.
+callers = [s.labels.get("caller") for s in samples.get("idgen_caller_requests_total", [])]
+check(0 < len(callers) <= 65 and "other" in callers and len(set(callers)) == len(callers),
+      f"idgen_caller_requests_total: {len(callers)} series, or no 'other', or a repeat")
+check("idgen_caller_error_bound" in samples, "no idgen_caller_error_bound")
+
 for p in problems:
     print("FAIL: " + p)
 print(f"metrics_check.py: {len(families)} families, {sum(map(len, samples.values()))} "

@@ -4,7 +4,8 @@ its DevTools protocol over a pipe (--remote-debugging-pipe: no port, no library)
 Usage: python3 status_page.py CHROMIUM http://ADDR:PORT TOKEN SCREENSHOT.png
 With a token set on the server, the page must load without it, ask for it once, keep it
 in sessionStorage, show the worker ID and lease state that /v1/info gives, chart the IDs
-issued, fetch nothing from another origin, and ask again for a refused token. Prints one
+issued, list the top callers as /v1/callers gives them (the load's User-Agent among them),
+fetch nothing from another origin, and ask again for a refused token. Prints one
 line per check; exits 1 if any fails.
 """
 import base64
@@ -122,10 +123,22 @@ def info():
         return json.load(r)
 
 
-def traffic(stop):
-    """IDs for the chart: a batch every 50 ms while the page watches."""
-    req = urllib.request.Request(base + "/v1/ids?count=100",
+CALLER = "status-page-caller"
+
+
+def callers():
+    req = urllib.request.Request(base + "/v1/callers",
                                  headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.load(r)
+
+
+def traffic(stop):
+    """IDs for the chart: a batch every 50 ms while the page watches, under the caller's
+    name CALLER (its User-Agent)."""
+    req = urllib.request.Request(base + "/v1/ids?count=100",
+                                 headers={"Authorization": "Bearer " + token,
+                                          "User-Agent": CALLER})
     while not stop.is_set():
         with urllib.request.urlopen(req, timeout=5) as r:
             r.read()
@@ -192,10 +205,24 @@ with tempfile.TemporaryDirectory() as profile:
             charted = b.wait_for("document.getElementById('rate-line')"
                                  ".getAttribute('points').split(' ').length >= 4 && "
                                  f"parseInt({text('rate-now')}.replace(/,/g, '')) > 0")
+            rows = ("[...document.getElementById('callers').children]"
+                    ".map(r => [...r.cells].map(c => c.textContent))")
+            listed = b.wait_for(f"{rows}.some(r => r[0] === '{CALLER}' && "
+                                "parseInt(r[1].replace(/,/g, '')) >= 5) && " + rows)
         finally:
             stop.set()
             load.join()
         check("IDs per second are charted", charted, b.eval(text("rate-now")))
+
+        # 4. The top callers, as /v1/callers lists them: the load's name among them.
+        check(f"the top callers table lists {CALLER}", listed, b.eval(rows))
+        served = callers()
+        names = [c["name"] for c in served["callers"]]
+        check("each caller row is one /v1/callers lists (or other)",
+              listed and all(r[0] in names or r[0] == "other" for r in listed), listed)
+        check("at most 20 callers and other", listed and len(listed) <= 21, listed)
+        check("the table says its counts are approximate, with the bound",
+              "approximate" in (b.eval(text("callers-note")) or ""), b.eval(text("callers-note")))
 
         shot = b.call("Page.captureScreenshot", format="png")
         os.makedirs(os.path.dirname(screenshot), exist_ok=True)
@@ -203,13 +230,13 @@ with tempfile.TemporaryDirectory() as profile:
             f.write(base64.b64decode(shot["data"]))
         check("screenshot saved", os.path.getsize(screenshot) > 10000, screenshot)
 
-        # 4. Asked once: a reload keeps the token.
+        # 5. Asked once: a reload keeps the token.
         b.call("Page.reload")
         b.wait_for("document.readyState === 'complete'")
         again = b.wait_for(f"{text('lease-state')} === 'held'")
         check("after a reload the data shows without asking", again and not b.eval(asked))
 
-        # 5. A refused token is dropped and asked for again.
+        # 6. A refused token is dropped and asked for again.
         b.eval("sessionStorage.setItem('idgen-token', 'wrong-token-0000000000'); true")
         b.call("Page.reload")
         check("a refused token is asked for again",
@@ -218,7 +245,7 @@ with tempfile.TemporaryDirectory() as profile:
         check("and dropped from sessionStorage",
               b.eval("sessionStorage.getItem('idgen-token')") is None)
 
-        # 6. Self-contained: every request went to the server itself.
+        # 7. Self-contained: every request went to the server itself.
         urls = [e["params"]["request"]["url"] for e in b.events
                 if e.get("method") == "Network.requestWillBeSent"]
         foreign = [u for u in urls if not u.startswith(base + "/")
