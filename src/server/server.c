@@ -303,7 +303,7 @@ static void wait_for_stop(serve *s) {
       int r = idgen__log_reopen();
       idgen__log(r < 0 ? "warn" : "info", "log_reopen", "%s",
                  r < 0 ? strerror(-r) : "reopened on SIGHUP");
-      idgen__svc_tokens_reload(s->svc);
+      idgen__svc_tokens_reload(s->svc, NULL);
       continue;
     }
     idgen__log("info", "stop", "%s: stop accepting, finish in-flight work within %llu ms",
