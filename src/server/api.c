@@ -273,7 +273,7 @@ static void issue(idgen__tctx *t, const idgen__grant *who, idgen__generator *g, 
                   idgen__id_form form, int text_form, int list, const char *one,
                   const char *many, idgen__http_res *res) {
   idgen__issued *r = &t->issued;
-  if (charged(t, who, n, res) < 0)
+  if (who->quota && charged(t, who, n, res) < 0)
     return;
   int rc = idgen__svc_issue(g, n, form, t->m, r);
   if (rc < 0) {

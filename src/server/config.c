@@ -45,8 +45,8 @@ const idgen__serve_opt idgen__serve_opts[] = {
      "lease deadlines then follow the wall clock too)"},
     {"auth-token-file", S(auth_token_file), "",
      "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH), good for "
-     "every generator (--config's tokens: gives tokens per generator); SIGHUP reads it "
-     "again"},
+     "every generator (--config's tokens: gives tokens per generator, each with an "
+     "optional quota: rate IDs/s, burst); SIGHUP reads it again"},
     {"opaque-key-file", S(opaque_key_file), "",
      "key file (32 or 64 hex digits, `idgen opaque keygen`) of the default generator's "
      "opaque IDs: format=opaque-*, decode ?opaque=1 (docs/opaque.md); empty: none"},

@@ -44,12 +44,15 @@ void idgen__serve_config_usage(FILE *out) {
           "\n  --print-config\n      print the effective configuration and exit\n"
           "  --help\n      this text\n\n"
           "The --config file may also hold tokens: NAME: {file: F, generators: [G, ...],\n"
-          "decode: true|false}: each token issues only from the generators it names\n"
-          "(omitted or [\"*\"]: every one; others get 403 / -NOPERM) and decodes opaque IDs\n"
-          "only with decode: true (default false). --auth-token-file is every generator,\n"
-          "with decode.\n\n"
+          "decode: true|false, rate: N, burst: M}: each token issues only from the\n"
+          "generators it names (omitted or [\"*\"]: every one; others get 403 / -NOPERM),\n"
+          "decodes opaque IDs only with decode: true (default false), and with a rate takes\n"
+          "at most N IDs a second, M at once (default N): over it 429 + Retry-After / -BUSY,\n"
+          "more than M at once 400 over_burst. --auth-token-file is every generator, with\n"
+          "decode, no quota.\n\n"
           "Signals: SIGTERM/SIGINT stop gracefully (exit 0), SIGHUP reopens the log file and\n"
-          "reads the token files again (one that fails keeps the tokens in force).\n"
+          "reads the token files again (one that fails keeps the tokens in force; each\n"
+          "token keeps its quota's bucket).\n"
           "See docs/server.md for the routes and commands.\n");
 }
 
@@ -215,5 +218,11 @@ void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
       fprintf(out, "%s\"%s\"%s", g ? ", " : "[", k->generators[g],
               g + 1 == k->ngenerators ? "]" : "");
     fprintf(out, "\ndecode = %s\n", k->decode ? "true" : "false");
+    if (k->rate)
+      fprintf(out, "rate = %llu\nburst = %llu%s\n", (unsigned long long)k->rate,
+              (unsigned long long)(k->burst ? k->burst : k->rate),
+              k->burst ? "" : "  # default: one second of the rate");
+    else
+      fprintf(out, "rate = none  # no quota\n");
   }
 }

@@ -234,6 +234,7 @@ static const idgen__token_set *hold(idgen__svc *svc, idgen__token_hold *h) {
     set = again;
   }
   h->set = set;
+  h->serial = set ? idgen__token_set_serial(set) : 0;
   return set;
 }
 
@@ -241,22 +242,21 @@ void idgen__svc_tokens_unhold(idgen__svc *svc, idgen__token_hold *h) {
   size_t slot = h->slot < svc->nshards ? h->slot : svc->nshards - 1;
   atomic_store(&svc->hazards[slot], NULL);
   h->set = NULL;
+  h->serial = 0;
 }
 
-static void grant_of(const idgen__token_set *set, long i, idgen__grant *g) {
-  size_t k = (size_t)i;
-  *g = (idgen__grant){set,
-                      i,
-                      idgen__token_set_serial(set),
-                      idgen__token_set_ident(set, k),
-                      idgen__token_set_quota(set, k),
-                      idgen__token_set_bucket(set, k),
-                      idgen__token_set_slot(set, k)};
+static void grant_of(const idgen__token_set *set, long i, uint64_t serial,
+                     idgen__grant *g) {
+  idgen__token_ref r;
+  idgen__token_set_ref(set, (size_t)i, &r);
+  *g = (idgen__grant){set, i, serial, r.ident, r.quota, r.bucket, r.slot};
 }
 
 int idgen__svc_auth(idgen__svc *svc, idgen__token_hold *h, const char *tok, size_t len,
                     idgen__grant *g) {
-  const idgen__token_set *set = hold(svc, h);
+  const idgen__token_set *set = h->set;
+  if (atomic_load(&svc->tokens) != set)
+    set = hold(svc, h);
   if (!set) {
     *g = IDGEN__GRANT_ALL;
     return 1;
@@ -264,11 +264,14 @@ int idgen__svc_auth(idgen__svc *svc, idgen__token_hold *h, const char *tok, size
   long i = idgen__token_set_find(set, tok, len);
   if (i < 0)
     return 0;
-  grant_of(set, i, g);
+  grant_of(set, i, h->serial, g);
   return 1;
 }
 
 int idgen__svc_grant_renew(idgen__svc *svc, idgen__token_hold *h, idgen__grant *g) {
+  /* Nothing reloaded since this thread's last look, and g from that set: in force. */
+  if (atomic_load(&svc->tokens) == h->set && g->serial == h->serial && g->set)
+    return 1;
   const idgen__token_set *set = hold(svc, h);
   if (!set) {
     if (g->set)
@@ -278,15 +281,12 @@ int idgen__svc_grant_renew(idgen__svc *svc, idgen__token_hold *h, idgen__grant *
   if (!g->set)
     return 0; /* granted without a token; one is required now */
   /* g->set may be freed: only its serial and the token's identity are read. */
-  uint64_t serial = idgen__token_set_serial(set);
-  if (g->serial == serial) {
-    g->set = set;
-    return 1;
-  }
+  if (g->serial == h->serial)
+    return 1; /* the same set, so g->set is set */
   long i = idgen__token_set_by_ident(set, g->ident);
   if (i < 0)
     return 0;
-  grant_of(set, i, g);
+  grant_of(set, i, h->serial, g);
   return 1;
 }
 
@@ -303,10 +303,8 @@ const char *idgen__svc_grant_name(const idgen__grant *g) {
   return g->set ? idgen__token_set_spec(g->set, (size_t)g->index)->name : "";
 }
 
-idgen__quota_verdict idgen__svc_charge(const idgen__grant *g, uint64_t n, idgen__metrics *m,
-                                       uint64_t *retry_after_s) {
-  if (!g->quota || !g->quota->interval_ns)
-    return IDGEN__QUOTA_OK;
+idgen__quota_verdict idgen__svc_charge_quota(const idgen__grant *g, uint64_t n,
+                                             idgen__metrics *m, uint64_t *retry_after_s) {
   uint64_t retry_ns = 0;
   idgen__quota_verdict v =
       idgen__quota_take(g->quota, g->bucket, (uint64_t)idgen_monotonic_ns(), n, &retry_ns);

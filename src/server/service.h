@@ -69,6 +69,7 @@ int idgen__svc_auth_required(const idgen__svc *svc);
 typedef struct idgen__token_hold {
   size_t slot;
   const struct idgen__token_set *set;
+  uint64_t serial; /* set's (tokens.h), read once when the hold moves */
 } idgen__token_hold;
 /* The thread is done with tokens (it stops serving): its slot holds nothing. */
 void idgen__svc_tokens_unhold(idgen__svc *svc, idgen__token_hold *h);
@@ -80,7 +81,7 @@ typedef struct idgen__grant {
   const struct idgen__token_set *set;
   long index;
   uint64_t serial, ident;    /* the set's number and the token's identity (tokens.h) */
-  const idgen__quota *quota; /* NULL or interval 0: no quota */
+  const idgen__quota *quota; /* NULL: no quota */
   _Atomic uint64_t *bucket;
   size_t slot; /* its name's slot: the per-token metrics */
 } idgen__grant;
@@ -102,8 +103,15 @@ const char *idgen__svc_grant_name(const idgen__grant *g);
 /* Charges n IDs to g's quota before they are issued (server/quota.h): IDGEN__QUOTA_OK,
  * or a refusal counted in m's per-token quota hits, with *retry_after_s for
  * IDGEN__QUOTA_OVER. A token without quota: one test, nothing else. Thread-safe. */
-idgen__quota_verdict idgen__svc_charge(const idgen__grant *g, uint64_t n, idgen__metrics *m,
-                                       uint64_t *retry_after_s);
+idgen__quota_verdict idgen__svc_charge_quota(const idgen__grant *g, uint64_t n,
+                                             idgen__metrics *m, uint64_t *retry_after_s);
+static inline idgen__quota_verdict idgen__svc_charge(const idgen__grant *g, uint64_t n,
+                                                     idgen__metrics *m,
+                                                     uint64_t *retry_after_s) {
+  if (!g->quota)
+    return IDGEN__QUOTA_OK;
+  return idgen__svc_charge_quota(g, n, m, retry_after_s);
+}
 /* Adds to g's per-token counter (nothing without a token). */
 static inline void idgen__svc_grant_count(idgen__metrics *m, const idgen__grant *g,
                                           idgen__token_stat stat, uint64_t n) {

@@ -274,20 +274,10 @@ long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t 
   return found;
 }
 
-const idgen__quota *idgen__token_set_quota(const idgen__token_set *set, size_t i) {
-  return &set->v[i].quota;
-}
-
-_Atomic uint64_t *idgen__token_set_bucket(const idgen__token_set *set, size_t i) {
-  return set->v[i].bucket;
-}
-
-size_t idgen__token_set_slot(const idgen__token_set *set, size_t i) {
-  return set->v[i].slot;
-}
-
-uint64_t idgen__token_set_ident(const idgen__token_set *set, size_t i) {
-  return set->v[i].ident;
+void idgen__token_set_ref(const idgen__token_set *set, size_t i, idgen__token_ref *out) {
+  const entry *e = &set->v[i];
+  *out = (idgen__token_ref){e->ident, e->quota.interval_ns ? &e->quota : NULL, e->bucket,
+                            e->slot};
 }
 
 long idgen__token_set_by_ident(const idgen__token_set *set, uint64_t ident) {

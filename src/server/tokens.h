@@ -59,13 +59,15 @@ const idgen__token_spec *idgen__token_set_spec(const idgen__token_set *set, size
 /* The index of the token whose value is tok[0..len), or -1. Its time depends on the
  * tokens' lengths and number, never on their contents or on which one matches. */
 long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t len);
-/* Token i's quota (interval 0: none), its bucket (NULL without a registry), its slot,
- * its identity (kept by a reload that keeps its name and value; never 0 with a
- * registry). */
-const idgen__quota *idgen__token_set_quota(const idgen__token_set *set, size_t i);
-_Atomic uint64_t *idgen__token_set_bucket(const idgen__token_set *set, size_t i);
-size_t idgen__token_set_slot(const idgen__token_set *set, size_t i);
-uint64_t idgen__token_set_ident(const idgen__token_set *set, size_t i);
+/* What a grant keeps of token i (one call: it runs on every HTTP request). */
+typedef struct idgen__token_ref {
+  uint64_t ident;            /* kept by a reload that keeps its name and value; never 0
+                                with a registry */
+  const idgen__quota *quota; /* NULL: no quota */
+  _Atomic uint64_t *bucket;  /* NULL without a registry */
+  size_t slot;               /* its name's, in the registry */
+} idgen__token_ref;
+void idgen__token_set_ref(const idgen__token_set *set, size_t i, idgen__token_ref *out);
 /* The index of the token of identity ident, or -1 (a reload removed or changed it). */
 long idgen__token_set_by_ident(const idgen__token_set *set, uint64_t ident);
 /* 1 if the token may use the generator named name. */
