@@ -43,6 +43,13 @@ issued() { metric "idgen_generator_ids_issued_total{generator=\"${1:-default}\"}
 start_server quota --config "$WORK/idgen.yaml"
 
 if part http; then
+  "$IDGEN" serve --config "$WORK/idgen.yaml" --state-dir "$WORK/print" --print-config >"$WORK/print.out"
+  check "print-config: team-q's quota" "rate = 1 burst = 1000" \
+    "$(sed -n '/^\[tokens.team-q\]/,/^\[/p' "$WORK/print.out" | grep -E '^(rate|burst) =' | tr '\n' ' ' | sed 's/ $//')"
+  check_match "print-config: team-f's default burst" '^burst = 100  # default: one second' \
+    "$(sed -n '/^\[tokens.team-f\]/,/^\[/p' "$WORK/print.out" | grep '^burst')"
+  check "print-config: team-b, no quota" "rate = none  # no quota" \
+    "$(sed -n '/^\[tokens.team-b\]/,/^\[/p' "$WORK/print.out" | grep '^rate')"
   check "http: over the burst is 400" 400 "$(http "$Q" '/v1/ids?count=1001')"
   check_match "http: ... over_burst, saying why" '"code":"over_burst".*more than its burst of 1000' "$(cat "$WORK/body")"
   check "http: the whole burst at once" 200 "$(http "$Q" '/v1/ids?count=1000')"
@@ -93,18 +100,23 @@ if part load; then
   read -r b50 b99 <<<"$(latency "$B" 20000)"
   ids0=$(metric 'idgen_token_ids_total{token="team-f"}')
   t0=$(date +%s.%N)
-  (while [[ ! -e $WORK/stop ]]; do
-    redis-cli -p "$RESP_PORT" --pipe <"$WORK/hammer.resp" >>"$WORK/hammer.out" 2>&1 || true
-  done) &
-  hammer=$!
+  # Two loops, a new connection each round: both server threads take some (one bucket
+  # for every connection and thread).
+  hammers=()
+  for h in 1 2; do
+    (while [[ ! -e $WORK/stop ]]; do
+      redis-cli -p "$RESP_PORT" --pipe <"$WORK/hammer.resp" >>"$WORK/hammer.$h.out" 2>&1 || true
+    done) &
+    hammers+=($!)
+  done
   sleep 0.5
   read -r d50 d99 <<<"$(latency "$B" 20000)"
   touch "$WORK/stop"
-  wait "$hammer"
+  wait "${hammers[@]}"
   t1=$(date +%s.%N)
   ids=$(($(metric 'idgen_token_ids_total{token="team-f"}') - ids0))
   refused=$(metric 'idgen_token_quota_total{token="team-f"}')
-  sent=$(awk '/replies:/ { gsub(/,/, ""); n += $NF } END { print n + 0 }' "$WORK/hammer.out")
+  sent=$(awk '/replies:/ { gsub(/,/, ""); n += $NF } END { print n + 0 }' "$WORK"/hammer.*.out)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
   bound=$(awk -v s="$secs" 'BEGIN { printf "%d", 100 * s + 100 + 50 }')
   say "load: team-b RESP ID p50/p99 ms: alone $b50/$b99, while team-f hammers $d50/$d99"
