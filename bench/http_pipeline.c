@@ -3,11 +3,11 @@
  * instructions under (wrk runs for a time, not a count, and redis-benchmark speaks RESP).
  *
  *   bench_http_pipeline --port P [--host 127.0.0.1] [--path /v1/id] [--requests N]
- *                       [--depth D]
+ *                       [--depth D] [--token T]
  *
  * Sends D requests (default 16), then one more for each response read, until N (default
  * 20000) have been answered. Every response must be a 200 with a content-length. Prints
- * one line: PIPERESULT requests=.. depth=.. bytes=.. errors=..; exit 1 on an error. */
+ * one line (with --token, each request sends "Authorization: Bearer T"): PIPERESULT requests=.. depth=.. bytes=.. errors=..; exit 1 on an error. */
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -22,7 +22,7 @@
 static int usage(void) {
   fprintf(stderr,
           "usage: bench_http_pipeline --port P [--host H] [--path P] [--requests N] "
-          "[--depth D]\n");
+          "[--depth D] [--token T]\n");
   return 2;
 }
 
@@ -47,11 +47,12 @@ static long response_len(const char *b, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  const char *host = "127.0.0.1", *path = "/v1/id";
+  const char *host = "127.0.0.1", *path = "/v1/id", *token = NULL;
   long port = 0, requests = 20000, depth = 16;
   static const struct option opts[] = {{"port", 1, 0, 'p'},  {"host", 1, 0, 'H'},
                                        {"path", 1, 0, 'P'},  {"requests", 1, 0, 'n'},
-                                       {"depth", 1, 0, 'd'}, {0, 0, 0, 0}};
+                                       {"depth", 1, 0, 'd'}, {"token", 1, 0, 't'},
+                                       {0, 0, 0, 0}};
   for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
     switch (c) {
     case 'p':
@@ -69,6 +70,9 @@ int main(int argc, char **argv) {
     case 'd':
       depth = strtol(optarg, NULL, 10);
       break;
+    case 't':
+      token = optarg;
+      break;
     default:
       return usage();
     }
@@ -85,7 +89,10 @@ int main(int argc, char **argv) {
   }
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   char req[512];
-  int rl = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);
+  int rl = token ? snprintf(req, sizeof req,
+                           "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n",
+                           path, host, token)
+                 : snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, host);
   if (rl < 0 || (size_t)rl >= sizeof req)
     return usage();
   static char buf[1 << 16];

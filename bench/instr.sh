@@ -16,6 +16,8 @@ stopped by PID); the counters are zeroed before each load and dumped after it:
 Prints instructions per request and each load's top functions (callgrind_annotate,
 self cost), writes a JSON and a markdown file. Tests never assert these figures.
   --requests N   requests of each load (default 20000)
+  --config FILE  serve with this --config (a tokens: section, say)
+  --token T      the token both loads present (Bearer, AUTH)
   --top N        functions listed per load (default 12)
   --idgen PATH   the idgen binary (default BUILD/idgen)
   --build DIR    the build dir with idgen and bench_http_pipeline (default: build)
@@ -31,9 +33,14 @@ bl_name="bench/instr.sh"
 # shellcheck source=bench/server_lib.sh
 source "$src_dir/bench/server_lib.sh"
 # --requests and --top are this script's own; the rest go to bl_options.
-requests=20000 top=12 rest=()
+requests=20000 top=12 rest=() serve_args=() http_auth=() resp_auth=()
 while [[ $# -gt 0 ]]; do
   case $1 in
+    --config | --token)
+      [[ $# -ge 2 ]] || bl_usage_error "$1 needs a value"
+      if [[ $1 == --config ]]; then serve_args=(--config "$2"); else
+        http_auth=(--token "$2") resp_auth=(-a "$2"); fi
+      shift 2 ;;
     --requests | --top)
       [[ $# -ge 2 ]] || bl_usage_error "$1 needs a value"
       [[ $2 =~ ^[1-9][0-9]*$ ]] || bl_usage_error "$1 must be a positive integer"
@@ -58,7 +65,7 @@ cat >"$bl_tmp/idgen-cg" <<EOF
 exec valgrind --tool=callgrind --callgrind-out-file=$out "$idgen" "\$@"
 EOF
 chmod +x "$bl_tmp/idgen-cg"
-bl_start_idgen "$bl_tmp/idgen-cg"
+bl_start_idgen "$bl_tmp/idgen-cg" "${serve_args[@]+"${serve_args[@]}"}"
 bl_log "idgen under callgrind: pid $idgen_pid, HTTP $idgen_http, RESP $idgen_resp"
 # The lease is won at start; IDs come once the clock is past its high-water mark.
 for _ in $(seq 1 300); do
@@ -66,8 +73,8 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 # A few requests of each before counting: first-use paths (lazy binding, buffers) aside.
-"$pipe" --port "$idgen_http" --requests 200 >/dev/null
-redis-benchmark -p "$idgen_resp" -c 4 -n 200 -P 16 ID >/dev/null 2>&1
+"$pipe" --port "$idgen_http" --requests 200 "${http_auth[@]+"${http_auth[@]}"}" >/dev/null
+redis-benchmark -p "$idgen_resp" "${resp_auth[@]+"${resp_auth[@]}"}" -c 4 -n 200 -P 16 ID >/dev/null 2>&1
 
 # count NAME N COMMAND...: zero the counters, run the load, write dump N (callgrind
 # names it OUT.N); prints its total.
@@ -83,8 +90,10 @@ count() {
   cp "$f" "$bl_tmp/$name.cg"
   awk '/^totals:/ { print $2 }' "$f"
 }
-http_ir=$(count http 1 "$pipe" --port "$idgen_http" --path /v1/id --requests "$requests" --depth 16)
-resp_ir=$(count resp 2 redis-benchmark -p "$idgen_resp" -c 4 -n "$requests" -P 16 ID)
+http_ir=$(count http 1 "$pipe" --port "$idgen_http" --path /v1/id --requests "$requests" --depth 16 \
+  "${http_auth[@]+"${http_auth[@]}"}")
+resp_ir=$(count resp 2 redis-benchmark -p "$idgen_resp" "${resp_auth[@]+"${resp_auth[@]}"}" -c 4 \
+  -n "$requests" -P 16 ID)
 per() { awk -v i="$1" -v n="$requests" 'BEGIN { printf "%.0f", i / n }'; }
 http_per=$(per "$http_ir")
 resp_per=$(per "$resp_ir")

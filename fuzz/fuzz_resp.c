@@ -70,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   idgen__resp_session_init(&s, &fuzz_tctx);
   s.authed = size > 0 && (data[0] & 1); /* as AUTH with the token would */
   if (s.authed)
-    idgen__svc_auth(fuzz_tctx.svc, FUZZ_TOKEN, strlen(FUZZ_TOKEN), &s.grant);
+    idgen__svc_auth(fuzz_tctx.svc, &fuzz_tctx.hold, FUZZ_TOKEN, strlen(FUZZ_TOKEN),
+                    &s.grant);
   idgen__buf out = {0}, pending = {0};
   size_t split = size ? data[0] % (size + 1) : 0;
   int close = 0;

@@ -20,10 +20,13 @@ int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard) {
   t->svc = svc;
   t->m = idgen__svc_shard(svc, shard);
   t->callers = idgen__callers_table_of(idgen__svc_callers(svc), shard);
+  t->hold.slot = shard;
   return idgen__issued_init(&t->issued, (size_t)idgen__svc_config(svc)->max_count);
 }
 
 void idgen__tctx_free(idgen__tctx *t) {
+  if (t->svc)
+    idgen__svc_tokens_unhold(t->svc, &t->hold);
   idgen__issued_free(&t->issued);
   idgen__buf_free(&t->out);
   memset(t, 0, sizeof *t);
@@ -47,6 +50,7 @@ static void json_status(idgen__http_res *res, int status) {
                  {405, "Method Not Allowed"},
                  {413, "Payload Too Large"},
                  {414, "URI Too Long"},
+                 {429, "Too Many Requests"},
                  {431, "Request Header Fields Too Large"},
                  {500, "Internal Server Error"},
                  {503, "Service Unavailable"}};
@@ -238,17 +242,47 @@ static void add_id(idgen__tctx *t, uint64_t id, idgen_format format,
   idgen__buf_addc(&t->out, '"');
 }
 
+/* n IDs charged to the token's quota (idgen__svc_charge), before any is made: 0, or
+ * the refusal answered (429 with Retry-After; 400 over_burst) and -1. */
+static int charged(idgen__tctx *t, const idgen__grant *who, uint64_t n,
+                   idgen__http_res *res) {
+  uint64_t retry_s = 0;
+  idgen__quota_verdict v = idgen__svc_charge(who, n, t->m, &retry_s);
+  if (v == IDGEN__QUOTA_OK)
+    return 0;
+  char msg[256];
+  if (v == IDGEN__QUOTA_OVER_BURST) {
+    snprintf(
+        msg, sizeof msg,
+        "token '%s' asks %llu IDs at once, more than its burst of %llu: no wait lets it "
+        "pass (ask fewer, or raise tokens.%s.burst)",
+        idgen__svc_grant_name(who), (unsigned long long)n,
+        (unsigned long long)who->quota->burst, idgen__svc_grant_name(who));
+    json_error(t, res, 400, "over_burst", msg);
+    return -1;
+  }
+  snprintf(msg, sizeof msg, "token '%s' is over its quota of %llu IDs/s (burst %llu)",
+           idgen__svc_grant_name(who), (unsigned long long)who->quota->rate,
+           (unsigned long long)who->quota->burst);
+  json_error(t, res, 429, "over_quota", msg);
+  res->retry_after_s = retry_s > INT32_MAX ? INT32_MAX : (int)retry_s;
+  return -1;
+}
+
 /* n IDs of g (idgen__svc_issue) as JSON: one under key `one`, or a list under `many`;
  * 64-bit ones as strings in form, text ones as they are. */
-static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form form,
-                  int text_form, int list, const char *one, const char *many,
-                  idgen__http_res *res) {
+static void issue(idgen__tctx *t, const idgen__grant *who, idgen__generator *g, size_t n,
+                  idgen__id_form form, int text_form, int list, const char *one,
+                  const char *many, idgen__http_res *res) {
   idgen__issued *r = &t->issued;
+  if (who->quota && charged(t, who, n, res) < 0)
+    return;
   int rc = idgen__svc_issue(g, n, form, t->m, r);
   if (rc < 0) {
     issue_error(t, res, rc);
     return;
   }
+  idgen__svc_grant_count(t->m, who, TOKEN_IDS, n);
   ok_json(res);
   idgen__buf_reset(&t->out);
   if (list)
@@ -280,13 +314,14 @@ static void issue(idgen__tctx *t, idgen__generator *g, size_t n, idgen__id_form 
 static void route_id(idgen__tctx *t, const idgen__http_req *req, const params *p,
                      idgen__http_res *res) {
   (void)req;
-  issue(t, p->gen, 1, p->form, !p->has_format, 0, "id", "ids", res);
+  issue(t, &p->grant, p->gen, 1, p->form, !p->has_format, 0, "id", "ids", res);
 }
 
 static void route_ids(idgen__tctx *t, const idgen__http_req *req, const params *p,
                       idgen__http_res *res) {
   (void)req;
-  issue(t, p->gen, (size_t)p->count, p->form, !p->has_format, 1, "id", "ids", res);
+  issue(t, &p->grant, p->gen, (size_t)p->count, p->form, !p->has_format, 1, "id", "ids",
+        res);
 }
 
 /* GET /v1/range?name=N&count=C: {"first":"..","last":".."} (and "stride" when it is not
@@ -304,11 +339,14 @@ static void route_range(idgen__tctx *t, const idgen__http_req *req, const params
     return;
   }
   idgen__range r;
+  if (charged(t, &p->grant, p->count, res) < 0)
+    return;
   int rc = idgen__svc_range(p->gen, p->count, t->m, &r);
   if (rc < 0) {
     issue_error(t, res, rc);
     return;
   }
+  idgen__svc_grant_count(t->m, &p->grant, TOKEN_IDS, r.count);
   ok_json(res);
   idgen__buf_reset(&t->out);
   idgen__buf_addf(&t->out, "{\"first\":\"%llu\",\"last\":\"%llu\"",
@@ -321,8 +359,8 @@ static void route_range(idgen__tctx *t, const idgen__http_req *req, const params
 /* /v1/uuid7, /v1/uuid4, /v1/ulid: the service's own, whatever the configuration. */
 static void builtin_text(idgen__tctx *t, const params *p, idgen__kind kind, const char *one,
                          const char *many, idgen__http_res *res) {
-  issue(t, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, 0, p->has_count,
-        one, many, res);
+  issue(t, &p->grant, idgen__svc_builtin(t->svc, kind), (size_t)p->count, p->form, 0,
+        p->has_count, one, many, res);
 }
 
 static void route_uuid7(idgen__tctx *t, const idgen__http_req *req, const params *p,
@@ -357,6 +395,7 @@ static int decode_opaque(idgen__tctx *t, const params *p, const char *text, size
     char msg[256];
     snprintf(msg, sizeof msg, "token '%s' may not decode %s IDs of generator '%s'",
              idgen__svc_grant_name(&p->grant), "opaque", p->gen->name);
+    idgen__svc_grant_count(t->m, &p->grant, TOKEN_REFUSED, 1);
     json_error(t, res, 403, "forbidden", msg);
     return -1;
   }
@@ -556,7 +595,7 @@ static const struct route *route_of(const idgen__http_req *req) {
 
 /* The request's token found (*g: what it may do), or 0. */
 static int bearer_ok(idgen__tctx *t, const idgen__http_req *req, idgen__grant *g) {
-  *g = (idgen__grant){NULL, -1};
+  *g = IDGEN__GRANT_ALL;
   if (!idgen__svc_auth_required(t->svc))
     return 1;
   if (!req->authorization || req->authorization_len < 7 ||
@@ -568,7 +607,7 @@ static int bearer_ok(idgen__tctx *t, const idgen__http_req *req, idgen__grant *g
     tok++;
     len--;
   }
-  return idgen__svc_auth(t->svc, tok, len, g);
+  return idgen__svc_auth(t->svc, &t->hold, tok, len, g);
 }
 
 static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct route *r,
@@ -583,7 +622,7 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct ro
     json_error(t, res, 404, "not_found", "no such route; see docs/server.md");
     return;
   }
-  idgen__grant grant = {NULL, -1};
+  idgen__grant grant = IDGEN__GRANT_ALL;
   if (!r->public && !bearer_ok(t, req, &grant)) {
     json_error(t, res, 401, "unauthorized",
                "a valid 'Authorization: Bearer <token>' is required");
@@ -595,7 +634,9 @@ static void dispatch(idgen__tctx *t, const idgen__http_req *req, const struct ro
   if (parse_query(t, req, r->params, &p, res) < 0)
     return;
   p.grant = grant;
+  idgen__svc_grant_count(t->m, &grant, TOKEN_REQUESTS, 1);
   if ((r->params & P_ISSUES) && !idgen__svc_grant_covers(&grant, p.gen)) {
+    idgen__svc_grant_count(t->m, &grant, TOKEN_REFUSED, 1);
     char msg[256];
     snprintf(msg, sizeof msg, "token '%s' may not use generator '%s'",
              idgen__svc_grant_name(&grant), p.gen->name);

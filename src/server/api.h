@@ -10,13 +10,15 @@
 #include "server/metrics.h"
 #include "server/service.h"
 
-/* What one serving thread owns: its metric shard and scratch space. */
+/* What one serving thread owns: its metric shard, scratch space and token hold. One per
+ * thread: shard is also its token hazard slot. */
 typedef struct idgen__tctx {
   idgen__svc *svc;
   idgen__metrics *m;
   idgen__callers_table *callers; /* this thread's callers' names (server/callers.h) */
-  idgen__buf out;       /* the response body being built */
-  idgen__issued issued; /* room for max_count IDs (idgen__svc_issue) */
+  idgen__buf out;                /* the response body being built */
+  idgen__issued issued;          /* room for max_count IDs (idgen__svc_issue) */
+  idgen__token_hold hold;        /* the token set this thread reads (service.h) */
 } idgen__tctx;
 
 int idgen__tctx_init(idgen__tctx *t, idgen__svc *svc, size_t shard);

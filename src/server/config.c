@@ -18,6 +18,7 @@
 #include "segment/segment.h"
 #include "server/config_file.h"
 #include "server/config_table.h"
+#include "server/quota.h"
 #include "server/tokens.h"
 
 #define S(field)                                                                           \
@@ -46,8 +47,8 @@ const idgen__serve_opt idgen__serve_opts[] = {
      "lease deadlines then follow the wall clock too)"},
     {"auth-token-file", S(auth_token_file), "",
      "file holding a bearer token required by /v1/*, /metrics and RESP (AUTH), good for "
-     "every generator (--config's tokens: gives tokens per generator); SIGHUP reads it "
-     "again"},
+     "every generator (--config's tokens: gives tokens per generator, each with an "
+     "optional quota: rate IDs/s, burst); SIGHUP reads it again"},
     {"opaque-key-file", S(opaque_key_file), "",
      "key file (32 or 64 hex digits, `idgen opaque keygen`) of the default generator's "
      "opaque IDs: format=opaque-*, decode ?opaque=1 (docs/opaque.md); empty: none"},
@@ -527,11 +528,22 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
         snprintf(err, errlen, "%s: '%s' is not true or false", what, o->value);
         return -1;
       }
+    } else if (!strcmp(o->key, "rate") || !strcmp(o->key, "burst")) {
+      int is_rate = o->key[0] == 'r';
+      uint64_t max = is_rate ? IDGEN__QUOTA_RATE_MAX : IDGEN__QUOTA_BURST_MAX;
+      if (parse_u64(o->value, 1, max, is_rate ? &t->rate : &t->burst, what, err, errlen) <
+          0)
+        return -1;
     } else {
       snprintf(err, errlen, "%s: unknown option of a token (it takes: file, generators, "
-               "decode)", what);
+               "decode, rate, burst)", what);
       return -1;
     }
+  }
+  if (t->burst && !t->rate) {
+    snprintf(err, errlen, "%s:%d: tokens.%s.burst: a burst needs a rate (IDs per second)",
+             cfg->config_file, e->line, e->name);
+    return -1;
   }
   if (!t->file[0]) {
     snprintf(err, errlen, "%s:%d: tokens.%s: no file (the token's file, as "
@@ -722,7 +734,7 @@ static int load_token(idgen__serve_config *cfg, char *err, size_t errlen) {
     return -1;
   idgen__token_set *set = NULL;
   char why[IDGEN_CFG_PATH * 2 + 200];
-  if (idgen__token_set_load(cfg, &set, why, sizeof why) < 0) {
+  if (idgen__token_set_load(cfg, NULL, NULL, 0, &set, why, sizeof why) < 0) {
     /* A tokens: entry's message gets its place in the file. */
     int line = 0;
     for (size_t i = 0; i < cfg->ntokens && !line; i++) {

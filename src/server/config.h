@@ -52,6 +52,9 @@ typedef struct idgen__gen_spec {
  * teams"): who may use which generators. Its value is read from file, at start and on
  * SIGHUP (server/tokens.h). */
 #define IDGEN__TOKENS_MAX 256
+/* Token names one server knows over its life (reloads add new ones): the per-token
+ * metrics' bound. */
+#define IDGEN__TOKEN_SLOTS 1024
 typedef struct idgen__token_spec {
   char name[IDGEN__GEN_NAME_MAX + 1]; /* its key: 1-64 of [A-Za-z0-9_.-] */
   char file[IDGEN_CFG_PATH];
@@ -59,7 +62,9 @@ typedef struct idgen__token_spec {
   int all_generators; /* generators omitted or ["*"] */
   char (*generators)[IDGEN__GEN_NAME_MAX + 1]; /* configured generators' names (heap) */
   size_t ngenerators;
-  int decode; /* may decode opaque IDs (HTTP /v1/decode/ID?opaque=1) */
+  int decode;     /* may decode opaque IDs (HTTP /v1/decode/ID?opaque=1) */
+  uint64_t rate;  /* its quota, IDs per second (server/quota.h); 0: none */
+  uint64_t burst; /* IDs at once; 0: the default, one second of the rate */
 } idgen__token_spec;
 
 typedef struct idgen__serve_config {

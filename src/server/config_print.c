@@ -44,17 +44,22 @@ void idgen__serve_config_usage(FILE *out) {
           "\n  --print-config\n      print the effective configuration and exit\n"
           "  --help\n      this text\n\n"
           "The --config file may also hold tokens: NAME: {file: F, generators: [G, ...],\n"
-          "decode: true|false}: each token issues only from the generators it names\n"
-          "(omitted or [\"*\"]: every one; others get 403 / -NOPERM) and decodes opaque IDs\n"
-          "only with decode: true (default false). --auth-token-file is every generator,\n"
-          "with decode.\n\n"
+          "decode: true|false, rate: N, burst: M}: each token issues only from the\n"
+          "generators it names (omitted or [\"*\"]: every one; others get 403 / -NOPERM),\n"
+          "decodes opaque IDs only with decode: true (default false), and with a rate takes\n"
+          "at most N IDs a second, M at once (default N): over it 429 + Retry-After / -BUSY,\n"
+          "more than M at once 400 over_burst. --auth-token-file is every generator, with\n"
+          "decode, no quota.\n\n"
           "Signals: SIGTERM/SIGINT stop gracefully (exit 0). SIGHUP reopens the log file,\n"
-          "reads --config again with the command line as it was, and reads the token files\n"
-          "again. Of the file, only a segment or snowflake generator's format changes live\n"
+          "reads --config again with the command line as it was, and then the tokens. Of\n"
+          "the generators, only a segment or snowflake generator's format changes live\n"
           "(connections and worker IDs kept); any other change (a generator added or\n"
-          "removed, a layout, worker ID, backend, DSN, step, period, ...) is refused with a\n"
-          "log line saying it needs a restart, and then nothing of that reload applies. A\n"
-          "file that fails to read or check keeps everything (one log line says why).\n"
+          "removed, a layout, worker ID, backend, DSN, step, period, tokens turned on or\n"
+          "off, ...) is refused with a log line saying it needs a restart, and then nothing\n"
+          "of that reload applies. The tokens: section (tokens added or removed, their\n"
+          "generators, decode, rate, burst) takes effect with a reload that applies; each\n"
+          "token keeps its quota's bucket. A file that fails to read or check keeps\n"
+          "everything (one log line says why); the token files in force are read again.\n"
           "See docs/server.md for the routes and commands.\n");
 }
 
@@ -220,5 +225,11 @@ void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
       fprintf(out, "%s\"%s\"%s", g ? ", " : "[", k->generators[g],
               g + 1 == k->ngenerators ? "]" : "");
     fprintf(out, "\ndecode = %s\n", k->decode ? "true" : "false");
+    if (k->rate)
+      fprintf(out, "rate = %llu\nburst = %llu%s\n", (unsigned long long)k->rate,
+              (unsigned long long)(k->burst ? k->burst : k->rate),
+              k->burst ? "" : "  # default: one second of the rate");
+    else
+      fprintf(out, "rate = none  # no quota\n");
   }
 }

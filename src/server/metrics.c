@@ -12,8 +12,9 @@ static const char *const route_names[ROUTE_COUNT] = {
     "/v1/id",   "/v1/ids",    "/v1/range",  "/v1/uuid7",   "/v1/uuid4",
     "/v1/ulid", "/v1/decode", "/v1/bounds", "/v1/info",    "/healthz",
     "/readyz",  "/metrics",   "/",          "/v1/callers", "other"};
-static const char *const status_names[ST_COUNT] = {
-    "200", "400", "401", "404", "405", "413", "414", "431", "500", "503", "other"};
+static const char *const status_names[ST_COUNT] = {"200", "400", "401",  "403", "404",
+                                                   "405", "413", "414",  "429", "431",
+                                                   "500", "503", "other"};
 static const char *const rcmd_names[RCMD_COUNT] = {
     "ping", "id",    "ids",  "range", "uuid7",  "uuid4",  "ulid",    "decode", "info", "quit",
     "auth", "hello", "echo", "client", "select", "command", "reset",  "other"};
@@ -30,6 +31,8 @@ idgen__status_slot idgen__status_slot_of(int status) {
     return ST_400;
   case 401:
     return ST_401;
+  case 403:
+    return ST_403;
   case 404:
     return ST_404;
   case 405:
@@ -38,6 +41,8 @@ idgen__status_slot idgen__status_slot_of(int status) {
     return ST_413;
   case 414:
     return ST_414;
+  case 429:
+    return ST_429;
   case 431:
     return ST_431;
   case 500:
@@ -296,4 +301,32 @@ void idgen__metrics_render_process(idgen__buf *out) {
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
     family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
            (double)rl.rlim_cur);
+}
+
+void idgen__metrics_render_tokens(const idgen__metrics *shards, size_t nshards,
+                                  const char *const *names, size_t n, idgen__buf *out) {
+  static const struct {
+    const char *name, *help;
+  } families[TOKEN_STAT_COUNT] = {
+      {"idgen_token_requests_total",
+       "Requests (HTTP) and commands (RESP) made with a token."},
+      {"idgen_token_ids_total", "IDs issued to a token's requests."},
+      {"idgen_token_refused_total",
+       "Requests refused as the token may not use the generator (HTTP 403, RESP NOPERM)."},
+      {"idgen_token_quota_total",
+       "Requests refused by the token's quota (HTTP 429 and 400 over_burst, RESP BUSY)."},
+  };
+  if (n == 0)
+    return;
+  for (size_t f = 0; f < TOKEN_STAT_COUNT; f++) {
+    idgen__buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", families[f].name,
+                    families[f].help, families[f].name);
+    for (size_t t = 0; t < n; t++) {
+      uint64_t v = 0;
+      for (size_t i = 0; i < nshards; i++)
+        v += atomic_load_explicit(&shards[i].token[t][f], memory_order_relaxed);
+      idgen__buf_addf(out, "%s{token=\"%s\"} %llu\n", families[f].name, names[t],
+                      (unsigned long long)v);
+    }
+  }
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "server/buf.h"
+#include "server/config.h"
 #include "server/kind.h"
 
 typedef enum idgen__route {
@@ -32,10 +33,12 @@ typedef enum idgen__status_slot {
   ST_200,
   ST_400,
   ST_401,
+  ST_403,
   ST_404,
   ST_405,
   ST_413,
   ST_414,
+  ST_429,
   ST_431,
   ST_500,
   ST_503,
@@ -80,6 +83,16 @@ typedef struct idgen__latency {
   _Atomic uint64_t sum_ns;
 } idgen__latency;
 
+/* Per token (its name's slot, server/tokens.h): requests it made, IDs it was issued, 403s
+ * (a generator it may not use) and quota refusals (429, over_burst). */
+typedef enum idgen__token_stat {
+  TOKEN_REQUESTS,
+  TOKEN_IDS,
+  TOKEN_REFUSED,
+  TOKEN_QUOTA,
+  TOKEN_STAT_COUNT
+} idgen__token_stat;
+
 typedef struct idgen__metrics {
   _Atomic uint64_t issued[KIND_COUNT];
   _Atomic uint64_t http[ROUTE_COUNT][ST_COUNT];
@@ -88,6 +101,7 @@ typedef struct idgen__metrics {
   _Atomic uint64_t conns_accepted[LISTENER_COUNT], conns_refused[LISTENER_COUNT];
   _Atomic uint64_t auth_failures[LISTENER_COUNT]; /* a wrong token presented */
   _Atomic uint64_t resp_protocol_errors, resp_cross_protocol;
+  _Atomic uint64_t token[IDGEN__TOKEN_SLOTS][TOKEN_STAT_COUNT];
 } idgen__metrics;
 
 idgen__status_slot idgen__status_slot_of(int status);
@@ -102,6 +116,9 @@ void idgen__metrics_auth_failed(idgen__metrics *m, idgen__listener listener);
 
 /* Appends the summed shards in Prometheus text format 0.0.4. */
 void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__buf *out);
+/* Appends the idgen_token_*_total families, one series per name of names[0..n). */
+void idgen__metrics_render_tokens(const idgen__metrics *shards, size_t nshards,
+                                  const char *const *names, size_t n, idgen__buf *out);
 /* Appends idgen_build_info{version,layout,provider} 1. */
 void idgen__metrics_render_build_info(const char *layout, const char *provider,
                                       idgen__buf *out);

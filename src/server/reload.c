@@ -18,6 +18,7 @@ struct idgen__reload {
   idgen__gen_spec *specs; /* the generators' settings in force (the default first) */
   size_t nspecs;
   idgen__grace *grace;
+  int auth; /* clients present tokens (idgen__serve_config_auth) */
 };
 
 /* At most this many formats wait for their grace period: two reloads' worth. */
@@ -43,6 +44,7 @@ int idgen__reload_new(idgen__reload **out, const idgen__serve_config *cfg, idgen
   r->argc = cfg->argc;
   r->argv = cfg->argv;
   r->nspecs = cfg->ngens;
+  r->auth = idgen__serve_config_auth(cfg);
   if (copy_specs(&r->specs, cfg->gens, cfg->ngens) < 0 ||
       idgen__grace_new(&r->grace, nthreads, RETIRED_PER_GENERATOR * (cfg->ngens + 1)) < 0) {
     idgen__reload_free(r);
@@ -164,6 +166,15 @@ static void compare(const idgen__reload *r, const idgen__serve_config *fresh, ta
   for (size_t i = 0; i < fresh->ngens; i++)
     if (!spec_named(r->specs, r->nspecs, fresh->gens[i].name))
       refuse(t, fresh->gens[i].name, "the generator", "added (a new generator)");
+  /* Whether a client must authenticate is fixed by the connections' state at accept: a
+   * tokens: section that appears or goes (with no --auth-token-file) would open a
+   * server or lock its open connections out. Its contents change live (the tokens). */
+  if (idgen__serve_config_auth(fresh) != r->auth) {
+    idgen__log("warn", "reload", "tokens: %s: needs a restart (refused)",
+               r->auth ? "removed (clients would no longer need a token)"
+                       : "added (clients would need a token)");
+    t->refused++;
+  }
 }
 
 /* ---- Applying ---------------------------------------------------------------------- */

@@ -226,7 +226,7 @@ void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t) {
   memset(s, 0, sizeof *s);
   s->t = t;
   s->authed = !idgen__svc_auth_required(t->svc);
-  s->grant = (idgen__grant){NULL, -1};
+  s->grant = IDGEN__GRANT_ALL;
   s->proto = 2;
   s->id = idgen__svc_client_id(t->svc);
   s->opened_ns = idgen_monotonic_ns();

@@ -212,16 +212,43 @@ static void bulk_id(call *x, uint64_t id, idgen_format format, const idgen_layou
   x->out.buf->len += at;
 }
 
+/* 1 if n IDs are charged to the connection's token's quota (idgen__svc_charge), before
+ * any is made; else answers BUSY (over the quota) or ERR (over the burst) and 0. */
+static int charged(call *x, uint64_t n) {
+  const idgen__grant *g = &x->s->grant;
+  if (!g->quota)
+    return 1; /* no quota: the one test */
+  uint64_t retry_s = 0;
+  idgen__quota_verdict v = idgen__svc_charge(g, n, x->s->t->m, &retry_s);
+  if (v == IDGEN__QUOTA_OK)
+    return 1;
+  if (v == IDGEN__QUOTA_OVER_BURST)
+    idgen__resp_errorf(&x->out,
+                       "ERR over_burst: token '%s' asks %llu IDs at once, more than its "
+                       "burst of %llu: no wait lets it pass",
+                       idgen__svc_grant_name(g), (unsigned long long)n,
+                       (unsigned long long)g->quota->burst);
+  else
+    idgen__resp_errorf(&x->out,
+                       "BUSY token '%s' is over its quota of %llu IDs/s: retry in %llu s",
+                       idgen__svc_grant_name(g), (unsigned long long)g->quota->rate,
+                       (unsigned long long)retry_s);
+  return 0;
+}
+
 /* n IDs of g in form (idgen__svc_issue): one bulk string, or an array of n (many) bulk
  * strings, never integers, in RESP3 too: a JavaScript client would turn a 64-bit integer
  * into a float. All of them or an error, never a short list. */
 static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form, int many) {
   idgen__issued *r = &x->s->t->issued;
+  if (x->s->grant.quota && !charged(x, n))
+    return;
   int rc = idgen__svc_issue(g, (size_t)n, form, x->s->t->m, r);
   if (rc < 0) {
     issue_error(x, rc);
     return;
   }
+  idgen__svc_grant_count(x->s->t->m, &x->s->grant, TOKEN_IDS, n);
   if (many) {
     idgen__buf_reserve(x->out.buf, r->n * 48 + 16);
     idgen__resp_array(&x->out, r->n);
@@ -238,12 +265,16 @@ static void issue(call *x, idgen__generator *g, uint64_t n, idgen__id_form form,
 }
 
 /* 1 if the connection's token may use g; else answers NOPERM and returns 0. */
-static int permitted(call *x, const idgen__generator *g) {
-  if (idgen__svc_grant_covers(&x->s->grant, g))
-    return 1;
+/* Cold: out of the way of the commands that pass. */
+__attribute__((cold)) static int not_permitted(call *x, const idgen__generator *g) {
+  idgen__svc_grant_count(x->s->t->m, &x->s->grant, TOKEN_REFUSED, 1);
   idgen__resp_errorf(&x->out, "NOPERM token '%s' may not use generator '%s'",
                      idgen__svc_grant_name(&x->s->grant), g->name);
   return 0;
+}
+
+static int permitted(call *x, const idgen__generator *g) {
+  return idgen__svc_grant_covers(&x->s->grant, g) ? 1 : not_permitted(x, g);
 }
 
 /* ID [name] [form] */
@@ -307,11 +338,14 @@ static void cmd_range(call *x) {
     return;
   }
   idgen__range r;
+  if (charged(x, n) == 0)
+    return;
   int rc = idgen__svc_range(g, n, x->s->t->m, &r);
   if (rc < 0) {
     issue_error(x, rc);
     return;
   }
+  idgen__svc_grant_count(x->s->t->m, &x->s->grant, TOKEN_IDS, r.count);
   idgen__resp_array(&x->out, r.stride == 1 ? 2 : 3);
   bulk_id(x, r.first, IDGEN_FORMAT_DECIMAL, NULL);
   bulk_id(x, r.last, IDGEN_FORMAT_DECIMAL, NULL);
@@ -444,7 +478,7 @@ static int authenticate(call *x, const char *user, size_t ul, const char *pass, 
   idgen__tctx *t = x->s->t;
   idgen__grant grant;
   int good = ul == 7 && memcmp(user, "default", 7) == 0 &&
-             idgen__svc_auth(t->svc, pass, pl, &grant);
+             idgen__svc_auth(t->svc, &t->hold, pass, pl, &grant);
   if (good) {
     x->s->authed = 1;
     x->s->grant = grant;
@@ -577,7 +611,7 @@ static void cmd_reset(call *x) {
   idgen__caller_name_set(&x->s->caller, "", 0);
   x->s->caller_ref = IDGEN__CALLER_REF_NONE;
   x->s->authed = !idgen__svc_auth_required(x->s->t->svc);
-  x->s->grant = (idgen__grant){NULL, -1};
+  x->s->grant = IDGEN__GRANT_ALL;
   idgen__resp_simple(&x->out, "RESET");
 }
 
@@ -920,7 +954,7 @@ idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
   } else if (!s->authed && !(cmd->flags & CMD_NO_AUTH)) {
     reply_error(&x, "NOAUTH Authentication required.");
   } else if (s->authed && !(cmd->flags & CMD_NO_AUTH) &&
-             !idgen__svc_grant_renew(s->t->svc, &s->grant)) {
+             !idgen__svc_grant_renew(s->t->svc, &s->t->hold, &s->grant)) {
     /* A reload removed or changed the token this connection presented: AUTH again. */
     s->authed = 0;
     reply_error(&x, "NOAUTH Authentication required: a reload removed or changed the "
@@ -941,6 +975,8 @@ idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
   } else {
     cmd->run(&x);
   }
+  if (cmd && s->authed && !(cmd->flags & CMD_NO_AUTH))
+    idgen__svc_grant_count(s->t->m, &s->grant, TOKEN_REQUESTS, 1);
   *error = out->len > start && out->data[start] == '-';
   *close = x.close;
   return slot;

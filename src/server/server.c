@@ -281,9 +281,10 @@ static int start_service(serve *s) {
              IDGEN_VERSION, s->http_bound, s->resp_bound, s->nthreads,
              layout ? layout->name : "-", idgen_lease_kind_name(cfg->lease.kind),
              cfg->policy, (unsigned long long)cfg->max_conns,
-             (unsigned long long)cfg->max_count, !idgen__serve_config_auth(cfg) ? "none"
-             : cfg->ntokens                ? "tokens"
-                                           : "token",
+             (unsigned long long)cfg->max_count,
+             !idgen__serve_config_auth(cfg) ? "none"
+             : cfg->ntokens                 ? "tokens"
+                                            : "token",
              gens);
   return 0;
 }
@@ -312,12 +313,10 @@ static void reload(serve *s) {
              r < 0 ? strerror(-r) : "reopened on SIGHUP");
   idgen__serve_config fresh;
   idgen__reload_status st = idgen__reload_run(s->reload, &fresh);
-  /* The tokens: today their files are read again whatever the reload found. With the
-   * tokens built from the configuration (idgen__svc_tokens_reload(svc, cfg)), pass
-   * `st == IDGEN__RELOAD_APPLIED ? &fresh : NULL` here: all or nothing holds for them
-   * too, and a file that failed to read leaves the token files to be read again. */
-  (void)st;
-  idgen__svc_tokens_reload(s->svc);
+  /* The tokens come from the file read again only when its reload applied (all or
+   * nothing); when it was refused or failed, the token files in force are read again,
+   * as a secret's rotation does not wait for the rest of the file. */
+  idgen__svc_tokens_reload(s->svc, st == IDGEN__RELOAD_APPLIED ? &fresh : NULL);
   idgen__serve_config_free(&fresh);
 }
 
@@ -372,7 +371,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   wait_for_stop(&s);
   stop_threads(&s);
   close_listeners(&s, s.started);
-  idgen__svc_free(s.svc); /* final HWMs, leases released, fetchers stopped */
+  idgen__svc_free(s.svc);       /* final HWMs, leases released, fetchers stopped */
   idgen__reload_free(s.reload); /* the formats retired by reloads */
   free(s.workers);
   idgen__log("info", "stopped", "clean exit");

@@ -35,10 +35,32 @@ struct idgen__svc {
   size_t nshards;
   idgen__metrics *shards;
   idgen__callers *callers; /* one Space-Saving table per shard's thread */
-  /* The tokens in force; a reload swaps in a new set that keeps the old ones alive
-   * (chained), as a connection's grant may point into them. NULL: no token. */
+  /* The tokens in force (NULL: no token). A reload swaps in a new set and retires the
+   * old one, freed by the main thread once no thread's hazard slot holds it. */
   _Atomic(idgen__token_set *) tokens;
+  _Atomic(const idgen__token_set *) *hazards; /* nshards */
+  idgen__token_set **retired;                 /* main thread; nshards + 2 at most */
+  size_t nretired;
+  _Atomic uint64_t sets_alive;
+  idgen__token_reg *reg; /* names, buckets */
 };
+
+/* Frees the retired sets no thread holds. Main thread. */
+static void collect(idgen__svc *svc) {
+  size_t keep = 0;
+  for (size_t i = 0; i < svc->nretired; i++) {
+    int held = 0;
+    for (size_t k = 0; k < svc->nshards && !held; k++)
+      held = atomic_load(&svc->hazards[k]) == svc->retired[i];
+    if (held) {
+      svc->retired[keep++] = svc->retired[i];
+    } else {
+      idgen__token_set_free(svc->retired[i]);
+      atomic_fetch_sub(&svc->sets_alive, 1);
+    }
+  }
+  svc->nretired = keep;
+}
 
 static void close_all(idgen__svc *svc) {
   /* The named ones first, the default last, in the reverse of the order they opened. */
@@ -48,6 +70,11 @@ static void close_all(idgen__svc *svc) {
     idgen__generator_close(svc->builtin[k]);
   idgen_random_system_free(svc->random);
   idgen__token_set_free(atomic_load(&svc->tokens));
+  for (size_t i = 0; i < svc->nretired; i++)
+    idgen__token_set_free(svc->retired[i]);
+  free(svc->retired);
+  free((void *)svc->hazards);
+  idgen__token_reg_free(svc->reg);
   free(svc->gens);
   free(svc->shards);
   idgen__callers_free(svc->callers);
@@ -69,8 +96,12 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   svc->nshards = nshards ? nshards : 1;
   svc->shards = calloc(svc->nshards, sizeof *svc->shards);
   svc->gens = calloc(cfg->ngens ? cfg->ngens : 1, sizeof *svc->gens);
+  svc->hazards = calloc(svc->nshards, sizeof *svc->hazards);
+  svc->retired = calloc(svc->nshards + 2, sizeof *svc->retired);
   int rc = IDGEN_ENOMEM;
-  if (!svc->shards || !svc->gens || idgen__callers_new(&svc->callers, svc->nshards) < 0) {
+  if (!svc->shards || !svc->gens || !svc->hazards || !svc->retired ||
+      idgen__token_reg_new(&svc->reg) < 0 ||
+      idgen__callers_new(&svc->callers, svc->nshards) < 0) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
@@ -94,11 +125,13 @@ int idgen__svc_new(idgen__svc **out, const idgen__serve_config *cfg, size_t nsha
   }
   svc->env.random = svc->random;
   idgen__token_set *tokens = NULL;
-  if (idgen__token_set_load(cfg, &tokens, err, errlen) < 0) {
+  if (idgen__token_set_load(cfg, svc->reg, NULL, (uint64_t)idgen_monotonic_ns(), &tokens,
+                            err, errlen) < 0) {
     rc = IDGEN_EINVAL;
     goto fail;
   }
   atomic_store(&svc->tokens, tokens);
+  atomic_store(&svc->sets_alive, tokens ? 1 : 0);
   for (unsigned k = KIND_UUID7; k <= KIND_ULID; k++) {
     idgen__gen_spec spec = {.kind = (idgen__kind)k};
     snprintf(spec.name, sizeof spec.name, "%s", idgen__kind_name((idgen__kind)k));
@@ -182,44 +215,90 @@ int idgen__svc_stopping(const idgen__svc *svc) {
 }
 
 void idgen__svc_watch(idgen__svc *svc) {
+  collect(svc);
   for (size_t i = 0; i < svc->ngens; i++)
     if (svc->gens[i]->vtable->watch)
       svc->gens[i]->vtable->watch(svc->gens[i]);
 }
 
 int idgen__svc_auth_required(const idgen__svc *svc) {
-  return idgen__serve_config_auth(&svc->cfg);
+  return atomic_load_explicit(&svc->tokens, memory_order_relaxed) != NULL;
 }
 
-int idgen__svc_auth(idgen__svc *svc, const char *tok, size_t len, idgen__grant *g) {
-  const idgen__token_set *set = atomic_load_explicit(&svc->tokens, memory_order_acquire);
+/* h on the set in force: published in its hazard slot, then checked still in force (a
+ * reload between the load and the publication retries), as hazard pointers are. */
+static const idgen__token_set *hold(idgen__svc *svc, idgen__token_hold *h) {
+  const idgen__token_set *set = atomic_load(&svc->tokens);
+  if (set == h->set)
+    return set; /* already published: it cannot have been freed */
+  size_t slot = h->slot < svc->nshards ? h->slot : svc->nshards - 1;
+  for (;;) {
+    atomic_store(&svc->hazards[slot], set);
+    const idgen__token_set *again = atomic_load(&svc->tokens);
+    if (again == set)
+      break;
+    set = again;
+  }
+  h->set = set;
+  h->serial = set ? idgen__token_set_serial(set) : 0;
+  return set;
+}
+
+void idgen__svc_tokens_unhold(idgen__svc *svc, idgen__token_hold *h) {
+  size_t slot = h->slot < svc->nshards ? h->slot : svc->nshards - 1;
+  atomic_store(&svc->hazards[slot], NULL);
+  h->set = NULL;
+  h->serial = 0;
+}
+
+static void grant_of(const idgen__token_set *set, long i, uint64_t serial,
+                     idgen__grant *g) {
+  idgen__token_ref r;
+  idgen__token_set_ref(set, (size_t)i, &r);
+  *g = (idgen__grant){set, i, serial, r.ident, r.quota, r.bucket, r.slot};
+}
+
+int idgen__svc_auth(idgen__svc *svc, idgen__token_hold *h, const char *tok, size_t len,
+                    idgen__grant *g) {
+  const idgen__token_set *set = h->set;
+  if (atomic_load(&svc->tokens) != set)
+    set = hold(svc, h);
   if (!set) {
-    *g = (idgen__grant){NULL, -1};
+    *g = IDGEN__GRANT_ALL;
     return 1;
   }
   long i = idgen__token_set_find(set, tok, len);
   if (i < 0)
     return 0;
-  *g = (idgen__grant){set, i};
+  grant_of(set, i, h->serial, g);
   return 1;
 }
 
-int idgen__svc_grant_renew(idgen__svc *svc, idgen__grant *g) {
-  const idgen__token_set *set = atomic_load_explicit(&svc->tokens, memory_order_acquire);
-  if (g->set == set)
+int idgen__svc_grant_renew(idgen__svc *svc, idgen__token_hold *h, idgen__grant *g) {
+  /* Nothing reloaded since this thread's last look, and g from that set: in force. */
+  if (atomic_load(&svc->tokens) == h->set && g->serial == h->serial && g->set)
     return 1;
-  if (!g->set || g->index < 0)
-    return 0;
-  long i = idgen__token_set_same(set, g->set, (size_t)g->index);
+  const idgen__token_set *set = hold(svc, h);
+  if (!set) {
+    if (g->set)
+      *g = IDGEN__GRANT_ALL; /* a reload removed every token */
+    return 1;
+  }
+  if (!g->set)
+    return 0; /* granted without a token; one is required now */
+  /* g->set may be freed: only its serial and the token's identity are read. */
+  if (g->serial == h->serial)
+    return 1; /* the same set, so g->set is set */
+  long i = idgen__token_set_by_ident(set, g->ident);
   if (i < 0)
     return 0;
-  *g = (idgen__grant){set, i};
+  grant_of(set, i, h->serial, g);
   return 1;
 }
 
 int idgen__svc_grant_covers(const idgen__grant *g, const idgen__generator *gen) {
-  return !g->set || idgen__token_covers(idgen__token_set_spec(g->set, (size_t)g->index),
-                                        gen->name);
+  return !g->set ||
+         idgen__token_covers(idgen__token_set_spec(g->set, (size_t)g->index), gen->name);
 }
 
 int idgen__svc_grant_decode(const idgen__grant *g) {
@@ -230,19 +309,42 @@ const char *idgen__svc_grant_name(const idgen__grant *g) {
   return g->set ? idgen__token_set_spec(g->set, (size_t)g->index)->name : "";
 }
 
-void idgen__svc_tokens_reload(idgen__svc *svc) {
+idgen__quota_verdict idgen__svc_charge_quota(const idgen__grant *g, uint64_t n,
+                                             idgen__metrics *m, uint64_t *retry_after_s) {
+  uint64_t retry_ns = 0;
+  idgen__quota_verdict v =
+      idgen__quota_take(g->quota, g->bucket, (uint64_t)idgen_monotonic_ns(), n, &retry_ns);
+  if (v != IDGEN__QUOTA_OK) {
+    idgen__svc_grant_count(m, g, TOKEN_QUOTA, 1);
+    *retry_after_s = idgen__quota_retry_after_s(retry_ns);
+  }
+  return v;
+}
+
+void idgen__svc_tokens_reload(idgen__svc *svc, const idgen__serve_config *cfg) {
   idgen__token_set *old = atomic_load(&svc->tokens), *fresh = NULL;
-  if (!old)
+  if (!old && !cfg)
     return; /* no token: nothing to read */
   char why[IDGEN_CFG_PATH * 2 + 200];
-  if (idgen__token_set_reload(old, &fresh, why, sizeof why) < 0) {
+  uint64_t now = (uint64_t)idgen_monotonic_ns();
+  int rc = cfg ? idgen__token_set_load(cfg, svc->reg, old, now, &fresh, why, sizeof why)
+               : idgen__token_set_reload(old, svc->reg, now, &fresh, why, sizeof why);
+  if (rc < 0) {
     idgen__log("warn", "tokens_reload", "kept the tokens in force: %s", why);
     return;
   }
-  idgen__token_set_chain(fresh, old);
-  atomic_store_explicit(&svc->tokens, fresh, memory_order_release);
-  idgen__log("info", "tokens_reload", "%zu token(s) read again on SIGHUP",
-             idgen__token_set_count(fresh));
+  if (fresh)
+    atomic_fetch_add(&svc->sets_alive, 1);
+  atomic_store(&svc->tokens, fresh);
+  if (old)
+    svc->retired[svc->nretired++] = old;
+  collect(svc);
+  idgen__log("info", "tokens_reload", "%zu token(s) %s", idgen__token_set_count(fresh),
+             cfg ? "loaded from the new configuration" : "read again on SIGHUP");
+}
+
+uint64_t idgen__svc_token_sets_alive(const idgen__svc *svc) {
+  return atomic_load(&svc->sets_alive);
 }
 
 /* The top level holds the default generator's fields (as before there were named
@@ -323,6 +425,18 @@ void idgen__svc_metrics(idgen__svc *svc, idgen__buf *out) {
                   "idgen_ready %d\n",
                   idgen__svc_ready(svc, reason, sizeof reason));
   idgen__metrics_render_open(svc->conns, out);
+  idgen__buf_addf(
+      out,
+      "# HELP idgen_token_sets_alive Token sets in memory: the one in force and "
+      "replaced ones a serving thread still holds (threads + 1 at most).\n"
+      "# TYPE idgen_token_sets_alive gauge\n"
+      "idgen_token_sets_alive %llu\n",
+      (unsigned long long)atomic_load(&svc->sets_alive));
+  const char *names[IDGEN__TOKEN_SLOTS];
+  size_t ntok = idgen__token_reg_count(svc->reg);
+  for (size_t i = 0; i < ntok; i++)
+    names[i] = idgen__token_reg_name(svc->reg, i);
+  idgen__metrics_render_tokens(svc->shards, svc->nshards, names, ntok, out);
   idgen__metrics_render_process(out);
   idgen__generators_metrics(svc->gens, svc->ngens, out);
   idgen__callers_render_metrics(svc->callers, out);

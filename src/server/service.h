@@ -14,6 +14,7 @@
 #include "server/config.h"
 #include "server/generator.h"
 #include "server/metrics.h"
+#include "server/quota.h"
 
 typedef struct idgen__svc idgen__svc;
 
@@ -55,32 +56,79 @@ int idgen__svc_ready(idgen__svc *svc, char *reason, size_t reasonlen);
 /* Marks the service as stopping: /readyz turns 503, HTTP answers close connections. */
 void idgen__svc_begin_shutdown(idgen__svc *svc);
 int idgen__svc_stopping(const idgen__svc *svc);
-/* The main thread's periodic look at the generators: logs their changes of state. */
+/* The main thread's periodic look at the generators: logs their changes of state; frees
+ * the replaced token sets no thread holds any more. */
 void idgen__svc_watch(idgen__svc *svc);
 
-/* 1 if clients must present a token (--auth-token-file, the config file's tokens:). */
+/* 1 if clients must present a token (--auth-token-file, the config file's tokens:, as
+ * the last reload left them). */
 int idgen__svc_auth_required(const idgen__svc *svc);
 
+/* A serving thread's hold on the token set in force: a hazard pointer, published in
+ * the service's slot `slot` (one per thread: idgen__svc_new's nshards). A replaced set is
+ * freed once no slot holds it, so at most threads + 1 sets are alive however many
+ * reloads come. idgen__svc_auth and idgen__svc_grant_renew move the hold to the set in
+ * force (one load and compare when it has not changed). */
+typedef struct idgen__token_hold {
+  size_t slot;
+  const struct idgen__token_set *set;
+  uint64_t serial; /* set's (tokens.h), read once when the hold moves */
+} idgen__token_hold;
+/* The thread is done with tokens (it stops serving): its slot holds nothing. */
+void idgen__svc_tokens_unhold(idgen__svc *svc, idgen__token_hold *h);
+
 /* What a client's token lets it do: a token of one set (server/tokens.h). With no
- * token required, set is NULL and everything is allowed. */
+ * token required, set is NULL and everything is allowed. A grant kept across requests
+ * (RESP) may outlive its set: renewing it reads only serial and ident, never set. */
 typedef struct idgen__grant {
   const struct idgen__token_set *set;
   long index;
+  uint64_t serial, ident;    /* the set's number and the token's identity (tokens.h) */
+  const idgen__quota *quota; /* NULL: no quota */
+  _Atomic uint64_t *bucket;
+  size_t slot; /* its name's slot: the per-token metrics */
 } idgen__grant;
-/* Finds the token tok[0..len) in the current set, in constant time (tokens.h): 1 and
- * *g, or 0 (g untouched). Without a token required: 1, everything. Thread-safe. */
-int idgen__svc_auth(idgen__svc *svc, const char *tok, size_t len, idgen__grant *g);
+#define IDGEN__GRANT_ALL ((idgen__grant){NULL, -1, 0, 0, NULL, NULL, 0})
+/* Finds the token tok[0..len) in the set in force (h moved to it), in constant time
+ * (tokens.h): 1 and *g, or 0 (g untouched). Without a token required: 1, everything.
+ * Thread-safe, h the calling thread's. */
+int idgen__svc_auth(idgen__svc *svc, idgen__token_hold *h, const char *tok, size_t len,
+                    idgen__grant *g);
 /* A grant kept across requests (a RESP connection's): 1 if its token is still in force,
- * *g moved to the current set; 0 if a reload removed or changed it. Thread-safe. */
-int idgen__svc_grant_renew(idgen__svc *svc, idgen__grant *g);
+ * *g moved to the set in force (h moved to it); 0 if a reload removed or changed it.
+ * Thread-safe, h the calling thread's. */
+int idgen__svc_grant_renew(idgen__svc *svc, idgen__token_hold *h, idgen__grant *g);
 /* 1 if g may use generator gen (issue from it); 1 if it may decode opaque IDs. */
 int idgen__svc_grant_covers(const idgen__grant *g, const idgen__generator *gen);
 int idgen__svc_grant_decode(const idgen__grant *g);
 /* The token's name ("" without a token), never its value: for messages. */
 const char *idgen__svc_grant_name(const idgen__grant *g);
-/* SIGHUP: reads every token file again; on success the new set is in force for the next
- * request, else the old one stays. Logs one line either way. Main thread only. */
-void idgen__svc_tokens_reload(idgen__svc *svc);
+/* Charges n IDs to g's quota before they are issued (server/quota.h): IDGEN__QUOTA_OK,
+ * or a refusal counted in m's per-token quota hits, with *retry_after_s for
+ * IDGEN__QUOTA_OVER. A token without quota: one test, nothing else. Thread-safe. */
+idgen__quota_verdict idgen__svc_charge_quota(const idgen__grant *g, uint64_t n,
+                                             idgen__metrics *m, uint64_t *retry_after_s);
+static inline idgen__quota_verdict idgen__svc_charge(const idgen__grant *g, uint64_t n,
+                                                     idgen__metrics *m,
+                                                     uint64_t *retry_after_s) {
+  if (!g->quota)
+    return IDGEN__QUOTA_OK;
+  return idgen__svc_charge_quota(g, n, m, retry_after_s);
+}
+/* Adds to g's per-token counter (nothing without a token). */
+static inline void idgen__svc_grant_count(idgen__metrics *m, const idgen__grant *g,
+                                          idgen__token_stat stat, uint64_t n) {
+  if (g->set)
+    atomic_fetch_add_explicit(&m->token[g->slot][stat], n, memory_order_relaxed);
+}
+/* Builds a new token set and puts it in force for the next request: cfg NULL reads the
+ * files of the set in force again (SIGHUP); else from cfg (its --auth-token-file and
+ * tokens: section: tokens added and removed, generators, decode, rate and burst). A
+ * token of the same name keeps its bucket (rescaled to a new rate or burst). On failure
+ * the set in force stays. Logs one line either way. Main thread only. */
+void idgen__svc_tokens_reload(idgen__svc *svc, const idgen__serve_config *cfg);
+/* Token sets alive: the one in force and replaced ones a thread still holds. */
+uint64_t idgen__svc_token_sets_alive(const idgen__svc *svc);
 
 /* GET /v1/info's JSON object; RESP INFO's "key:value\r\n" text. */
 void idgen__svc_info_json(idgen__svc *svc, idgen__buf *out);

@@ -11,13 +11,61 @@ typedef struct entry {
   idgen__token_spec spec; /* generators: an owned copy */
   char value[IDGEN_CFG_STR];
   size_t len;
+  idgen__quota quota;
+  size_t slot;
+  uint64_t ident;
+  _Atomic uint64_t *bucket;
 } entry;
 
 struct idgen__token_set {
   entry *v;
   size_t n;
-  idgen__token_set *older; /* the set this one replaced, kept alive (chain) */
+  uint64_t serial;
 };
+
+/* A bucket to a cache line: two busy tokens never share one. */
+typedef struct bucket {
+  _Atomic uint64_t tat;
+  char pad[64 - sizeof(uint64_t)];
+} bucket;
+
+struct idgen__token_reg {
+  char names[IDGEN__TOKEN_SLOTS][IDGEN__GEN_NAME_MAX + 1];
+  _Atomic size_t count;
+  bucket buckets[IDGEN__TOKEN_SLOTS];
+  idgen__quota made_under[IDGEN__TOKEN_SLOTS]; /* the quota each TAT was made under */
+  uint64_t next_ident, next_serial;            /* main thread */
+};
+
+int idgen__token_reg_new(idgen__token_reg **out) {
+  *out = calloc(1, sizeof **out);
+  return *out ? 0 : -1;
+}
+
+void idgen__token_reg_free(idgen__token_reg *reg) {
+  free(reg);
+}
+
+size_t idgen__token_reg_count(const idgen__token_reg *reg) {
+  return reg ? atomic_load_explicit(&reg->count, memory_order_acquire) : 0;
+}
+
+const char *idgen__token_reg_name(const idgen__token_reg *reg, size_t slot) {
+  return reg->names[slot];
+}
+
+/* The slot of name, registered if new; -1 when every slot is taken. Main thread. */
+static long reg_slot(idgen__token_reg *reg, const char *name) {
+  size_t n = atomic_load_explicit(&reg->count, memory_order_relaxed);
+  for (size_t i = 0; i < n; i++)
+    if (!strcmp(reg->names[i], name))
+      return (long)i;
+  if (n == IDGEN__TOKEN_SLOTS)
+    return -1;
+  snprintf(reg->names[n], sizeof reg->names[n], "%s", name);
+  atomic_store_explicit(&reg->count, n + 1, memory_order_release);
+  return (long)n;
+}
 
 int idgen__token_read(const char *what, const char *path, char *out, size_t outsize,
                       char *err, size_t errlen) {
@@ -60,7 +108,9 @@ static unsigned same_bytes(const char *a, size_t al, const char *b, size_t bl) {
   return (unsigned)(diff == 0);
 }
 
-static void free_one(idgen__token_set *set) {
+void idgen__token_set_free(idgen__token_set *set) {
+  if (!set)
+    return;
   for (size_t i = 0; i < set->n; i++) {
     free(set->v[i].spec.generators);
     memset(set->v[i].value, 0, sizeof set->v[i].value);
@@ -69,21 +119,50 @@ static void free_one(idgen__token_set *set) {
   free(set);
 }
 
-void idgen__token_set_free(idgen__token_set *set) {
-  while (set) {
-    idgen__token_set *older = set->older;
-    free_one(set);
-    set = older;
+/* Each token's slot, identity and bucket: a name and value old had keep old's identity;
+ * a bucket whose quota changed is rescaled (idgen__quota_rescale). Only once the whole
+ * set is read: a failed reload leaves every bucket as it was. */
+static int adopt(idgen__token_set *set, idgen__token_reg *reg, const idgen__token_set *old,
+                 uint64_t now_ns, char *err, size_t errlen) {
+  for (size_t i = 0; i < set->n; i++) {
+    long slot = reg_slot(reg, set->v[i].spec.name);
+    if (slot < 0) {
+      snprintf(err, errlen,
+               "more than %d token names over this server's life: restart it to forget "
+               "the old ones",
+               IDGEN__TOKEN_SLOTS);
+      return -1;
+    }
+    set->v[i].slot = (size_t)slot;
   }
-}
-
-void idgen__token_set_chain(idgen__token_set *newer, idgen__token_set *older) {
-  newer->older = older;
+  set->serial = ++reg->next_serial;
+  for (size_t i = 0; i < set->n; i++) {
+    entry *e = &set->v[i];
+    e->ident = 0;
+    for (size_t j = 0; old && j < old->n && !e->ident; j++)
+      if (!strcmp(old->v[j].spec.name, e->spec.name) &&
+          same_bytes(old->v[j].value, old->v[j].len, e->value, e->len))
+        e->ident = old->v[j].ident;
+    if (!e->ident)
+      e->ident = ++reg->next_ident;
+    bucket *b = &reg->buckets[e->slot];
+    e->bucket = &b->tat;
+    idgen__quota *was = &reg->made_under[e->slot];
+    if (memcmp(was, &e->quota, sizeof *was)) {
+      uint64_t tat = atomic_load(&b->tat), to;
+      do
+        to = idgen__quota_rescale(tat, now_ns, was, &e->quota);
+      while (!atomic_compare_exchange_weak(&b->tat, &tat, to));
+      *was = e->quota;
+    }
+  }
+  return 0;
 }
 
 /* A set of n tokens from specs (copied), each read from its file, or taken from
  * preset[i] when that is not NULL (a token without a file: the tests' fixtures). */
 static int load(const idgen__token_spec *const *specs, const char *const *preset, size_t n,
+                idgen__token_reg *reg, const idgen__token_set *old, uint64_t now_ns,
                 idgen__token_set **out, char *err, size_t errlen) {
   idgen__token_set *set = calloc(1, sizeof *set);
   if (set)
@@ -98,6 +177,10 @@ static int load(const idgen__token_spec *const *specs, const char *const *preset
     e->spec = *specs[i];
     e->spec.generators = NULL;
     set->n++;
+    if (idgen__quota_init(&e->quota, e->spec.rate, e->spec.burst) < 0) {
+      snprintf(err, errlen, "tokens.%s: rate or burst out of range", e->spec.name);
+      goto fail;
+    }
     if (specs[i]->ngenerators) {
       e->spec.generators = calloc(specs[i]->ngenerators, sizeof *e->spec.generators);
       if (!e->spec.generators) {
@@ -127,15 +210,18 @@ static int load(const idgen__token_spec *const *specs, const char *const *preset
         goto fail;
       }
   }
+  if (reg && adopt(set, reg, old, now_ns, err, errlen) < 0)
+    goto fail;
   *out = set;
   return 0;
 fail:
-  free_one(set);
+  idgen__token_set_free(set);
   return -1;
 }
 
-int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_set **out, char *err,
-                          size_t errlen) {
+int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_reg *reg,
+                          const idgen__token_set *old, uint64_t now_ns,
+                          idgen__token_set **out, char *err, size_t errlen) {
   *out = NULL;
   idgen__token_spec auth = {.all_generators = 1, .decode = 1};
   snprintf(auth.name, sizeof auth.name, "%s", IDGEN__AUTH_TOKEN_NAME);
@@ -150,10 +236,11 @@ int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_set **out
   }
   for (size_t i = 0; i < cfg->ntokens && n < IDGEN__TOKENS_MAX + 1; i++)
     specs[n++] = &cfg->tokens[i];
-  return n ? load(specs, preset, n, out, err, errlen) : 0;
+  return n ? load(specs, preset, n, reg, old, now_ns, out, err, errlen) : 0;
 }
 
-int idgen__token_set_reload(const idgen__token_set *old, idgen__token_set **out, char *err,
+int idgen__token_set_reload(const idgen__token_set *old, idgen__token_reg *reg,
+                            uint64_t now_ns, idgen__token_set **out, char *err,
                             size_t errlen) {
   const idgen__token_spec *specs[IDGEN__TOKENS_MAX + 1];
   const char *preset[IDGEN__TOKENS_MAX + 1] = {0};
@@ -162,7 +249,11 @@ int idgen__token_set_reload(const idgen__token_set *old, idgen__token_set **out,
     preset[n] = old->v[i].spec.file[0] ? NULL : old->v[i].value;
     specs[n++] = &old->v[i].spec;
   }
-  return load(specs, preset, n, out, err, errlen);
+  return load(specs, preset, n, reg, old, now_ns, out, err, errlen);
+}
+
+uint64_t idgen__token_set_serial(const idgen__token_set *set) {
+  return set->serial;
 }
 
 size_t idgen__token_set_count(const idgen__token_set *set) {
@@ -183,13 +274,16 @@ long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t 
   return found;
 }
 
-long idgen__token_set_same(const idgen__token_set *set, const idgen__token_set *old,
-                           size_t i) {
-  const entry *was = &old->v[i];
+void idgen__token_set_ref(const idgen__token_set *set, size_t i, idgen__token_ref *out) {
+  const entry *e = &set->v[i];
+  *out = (idgen__token_ref){e->ident, e->quota.interval_ns ? &e->quota : NULL, e->bucket,
+                            e->slot};
+}
+
+long idgen__token_set_by_ident(const idgen__token_set *set, uint64_t ident) {
   for (size_t j = 0; set && j < set->n; j++)
-    if (!strcmp(set->v[j].spec.name, was->spec.name))
-      return same_bytes(set->v[j].value, set->v[j].len, was->value, was->len) ? (long)j
-                                                                               : -1;
+    if (set->v[j].ident == ident)
+      return (long)j;
   return -1;
 }
 

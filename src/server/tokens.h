@@ -1,13 +1,16 @@
 /* tokens.h: the tokens clients present (--auth-token-file and the config file's tokens:
  * section), read from their files at start and on SIGHUP, and what each lets a request
- * do: which generators it may use, whether it may decode opaque IDs. A set never changes
- * once made; a reload makes a new one. */
+ * do: which generators it may use, whether it may decode opaque IDs, its quota. A set
+ * never changes once made; a reload makes a new one. */
 #ifndef IDGEN_SERVER_TOKENS_H
 #define IDGEN_SERVER_TOKENS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "server/config.h"
+#include "server/quota.h"
 
 typedef struct idgen__token_set idgen__token_set;
 
@@ -20,29 +23,53 @@ typedef struct idgen__token_set idgen__token_set;
 int idgen__token_read(const char *what, const char *path, char *out, size_t outsize,
                       char *err, size_t errlen);
 
+/* The token names a server has known and, per name, its quota's bucket and the quota its
+ * TAT was made under: a reload that keeps a name keeps its bucket (rescaled if its rate
+ * or burst changed), so it neither refills nor empties it. A slot per name, never
+ * reused: the per-token metrics stay bounded and never change hands. */
+typedef struct idgen__token_reg idgen__token_reg;
+int idgen__token_reg_new(idgen__token_reg **out);
+void idgen__token_reg_free(idgen__token_reg *reg);
+/* The names known so far (thread-safe: a slot is named before it is counted). */
+size_t idgen__token_reg_count(const idgen__token_reg *reg);
+const char *idgen__token_reg_name(const idgen__token_reg *reg, size_t slot);
+
 /* Reads every token of cfg: --auth-token-file's first (as IDGEN__AUTH_TOKEN_NAME), then
  * the tokens: section's. The specs are copied. *out is NULL when cfg has no token. -1
- * with one line in err for a file that fails to read, or two tokens of one value. */
-int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_set **out, char *err,
-                          size_t errlen);
-/* Reads the files of old's tokens again into a new set (old is untouched). */
-int idgen__token_set_reload(const idgen__token_set *old, idgen__token_set **out, char *err,
+ * with one line in err for a file that fails to read, two tokens of one value, or a
+ * registry out of slots. With reg (NULL: a check only, no buckets), each token gets its
+ * name's slot and bucket, the bucket rescaled to the token's quota (main thread); old
+ * (may be NULL) is the set this one replaces: a token of the same name and value keeps
+ * its identity (idgen__token_set_ident), so a connection's grant survives. */
+int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_reg *reg,
+                          const idgen__token_set *old, uint64_t now_ns,
+                          idgen__token_set **out, char *err, size_t errlen);
+/* Reads the files of old's tokens again into a new set (old is untouched), as load. */
+int idgen__token_set_reload(const idgen__token_set *old, idgen__token_reg *reg,
+                            uint64_t now_ns, idgen__token_set **out, char *err,
                             size_t errlen);
-/* Frees set and every set it replaced (idgen__token_set_chain). NULL is fine. */
+/* Frees one set. NULL is fine. The caller knows no thread reads it (service.c). */
 void idgen__token_set_free(idgen__token_set *set);
-/* Makes newer keep older alive until newer is freed: a connection may still hold one of
- * older's tokens, so a reload never frees what another thread may be reading. */
-void idgen__token_set_chain(idgen__token_set *newer, idgen__token_set *older);
+/* A number of its own for each set a registry made (1, 2, ...): never reused, unlike an
+ * address. */
+uint64_t idgen__token_set_serial(const idgen__token_set *set);
 
 size_t idgen__token_set_count(const idgen__token_set *set);
 const idgen__token_spec *idgen__token_set_spec(const idgen__token_set *set, size_t i);
 /* The index of the token whose value is tok[0..len), or -1. Its time depends on the
  * tokens' lengths and number, never on their contents or on which one matches. */
 long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t len);
-/* The index in set of the token old's i-th was: the same name and the same value; -1
- * if a reload removed or changed it. */
-long idgen__token_set_same(const idgen__token_set *set, const idgen__token_set *old,
-                           size_t i);
+/* What a grant keeps of token i (one call: it runs on every HTTP request). */
+typedef struct idgen__token_ref {
+  uint64_t ident;            /* kept by a reload that keeps its name and value; never 0
+                                with a registry */
+  const idgen__quota *quota; /* NULL: no quota */
+  _Atomic uint64_t *bucket;  /* NULL without a registry */
+  size_t slot;               /* its name's, in the registry */
+} idgen__token_ref;
+void idgen__token_set_ref(const idgen__token_set *set, size_t i, idgen__token_ref *out);
+/* The index of the token of identity ident, or -1 (a reload removed or changed it). */
+long idgen__token_set_by_ident(const idgen__token_set *set, uint64_t ident);
 /* 1 if the token may use the generator named name. */
 int idgen__token_covers(const idgen__token_spec *t, const char *name);
 

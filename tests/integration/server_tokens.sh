@@ -59,7 +59,7 @@ if part config; then
   printf 'short\n' >"$WORK/short.token"
   bad short "  t: {file: $WORK/short.token}" "tokens\\.t\\.file $WORK/short\\.token: the token has 5 characters"
   bad decode-word "  t: {file: $WORK/a.token, decode: maybe}" "tokens\\.t\\.decode: 'maybe' is not true or false"
-  bad unknown-key "  t: {file: $WORK/a.token, rate: 5}" "tokens\\.t\\.rate: unknown option"
+  bad unknown-key "  t: {file: $WORK/a.token, speed: 5}" "tokens\\.t\\.speed: unknown option"
   # the same value as --auth-token-file's
   printf '%s\n' "$OLD" >"$WORK/old-copy.token"
   printf 'tokens:\n  t: {file: %s}\n' "$WORK/old-copy.token" >"$WORK/duplicate-old.yaml"

@@ -23,6 +23,9 @@ static idgen__serve_config fixture_cfg;
 static char fixture_dir[] = "/tmp/idgen-unit-XXXXXX";
 static idgen__svc *fixture_svc;
 static idgen__tctx fixture_t;
+/* Metric shards (and token hazard slots) of the service: one per thread a test serves
+ * from; fixture_t is shard 0. */
+static size_t fixture_shards = 1;
 
 /* Builds the service from the fixture's flags; with yaml, also from that config file
  * (written into the state dir, whose segment files it then holds). */
@@ -66,7 +69,7 @@ static inline int fixture_start(const char *yaml) {
   }
   strcpy(fixture_cfg.auth_token, FIXTURE_TOKEN);
   idgen__log_open("/dev/null");
-  if (idgen__svc_new(&fixture_svc, &fixture_cfg, 1, err, sizeof err) < 0 ||
+  if (idgen__svc_new(&fixture_svc, &fixture_cfg, fixture_shards, err, sizeof err) < 0 ||
       idgen__tctx_init(&fixture_t, fixture_svc, 0) < 0) {
     fprintf(stderr, "fixture: %s\n", err);
     return -1;

@@ -187,7 +187,8 @@ static const char *resp(const char *in) {
   idgen__resp_session sess;
   idgen__resp_session_init(&sess, &fixture_t);
   sess.authed = 1; /* as AUTH with the fixture's token would */
-  idgen__svc_auth(fixture_t.svc, FIXTURE_TOKEN, strlen(FIXTURE_TOKEN), &sess.grant);
+  idgen__svc_auth(fixture_t.svc, &fixture_t.hold, FIXTURE_TOKEN, strlen(FIXTURE_TOKEN),
+                  &sess.grant);
   int close = 0;
   idgen__resp_feed(&sess, in, strlen(in), &out, &close);
   idgen__buf_addc(&out, 0);

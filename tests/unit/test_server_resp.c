@@ -133,7 +133,8 @@ static const char *session(const char *in, int authed, int *close) {
   idgen__resp_session_init(&s, &fixture_t);
   s.authed = authed; /* as AUTH with the fixture's token would */
   if (authed)
-    idgen__svc_auth(fixture_t.svc, FIXTURE_TOKEN, strlen(FIXTURE_TOKEN), &s.grant);
+    idgen__svc_auth(fixture_t.svc, &fixture_t.hold, FIXTURE_TOKEN, strlen(FIXTURE_TOKEN),
+                    &s.grant);
   idgen__resp_feed(&s, in, strlen(in), &out, close);
   idgen__buf_addc(&out, 0);
   return out.data;
