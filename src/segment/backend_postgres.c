@@ -341,9 +341,9 @@ static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
     return idgen__segment_why(b, IDGEN_EPROTO, "postgres: unexpected reply to update");
   }
   if (PQgetisnull(r, 0, 0)) {
-    int made = !strcmp(PQgetvalue(r, 0, 2), "t");
+    int recorded = !strcmp(PQgetvalue(r, 0, 2), "t");
     PQclear(r);
-    if (made)
+    if (recorded)
       return gone(p, name);
     return idgen__segment_why(b, -ENOENT,
                               "postgres: no row '%s' in " TABLE ": run 'idgen segment init "
