@@ -1,19 +1,29 @@
 /* backend_postgres.c: the segment backend on PostgreSQL through libpq, in Leaf's table
  * (biz_tag, max_id, step, description, update_time): a block is one UPDATE of the
  * name's row that raises max_id by the step and returns the row, committed (and so
- * durable) before the reply. Every call has a deadline (non-blocking libpq and poll). */
+ * durable) before the reply. Every call has a deadline (non-blocking libpq and poll).
+ * The table leaf_alloc_made (biz_tag, made_at) records each row this database made,
+ * written by the statement that makes the row (init, a period's first fetch) or, for a
+ * row made before the record existed, by its next block's statement: a row that is gone
+ * while its record is there was lost (a DELETE, a partial restore) and is refused by
+ * fetch and init, never started again at 1. Each statement is one transaction; one
+ * that fails to serialize (SQLSTATE 40001, 40P01: repeatable read, serializable) is
+ * run again, up to RETRIES times. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
 #include "segment/segment.h"
 
 #define TABLE "leaf_alloc"
+#define MADE "leaf_alloc_made"
+#define RETRIES 10 /* runs of a statement that failed to serialize, before giving up */
 #define OID_TEXT 25
 #define OID_INT8 20
 
@@ -21,13 +31,16 @@ typedef struct pg_backend {
   idgen__segment_backend base;
   char dsn[IDGEN_SEGMENT_DSN_MAX];
   int64_t timeout_ms;
-  PGconn *conn; /* NULL until the first call, and after a broken connection */
+  PGconn *conn;   /* NULL until the first call, and after a broken connection */
+  int made_ready; /* MADE was seen on this connection */
+  char state[6];  /* the SQLSTATE of the last failed statement ("" none) */
 } pg_backend;
 
 static void drop(pg_backend *p) {
   if (p->conn)
     PQfinish(p->conn);
   p->conn = NULL;
+  p->made_ready = 0;
 }
 
 /* One line of libpq's (possibly multi-line) message. */
@@ -70,9 +83,16 @@ static int connect_db(pg_backend *p) {
   return 0;
 }
 
+/* A failure to serialize (repeatable read, serializable) or a deadlock: the
+ * transaction was rolled back whole, and running it again is safe. */
+static int serialization_failure(const char *state) {
+  return !strcmp(state, "40001") || !strcmp(state, "40P01");
+}
+
 /* The error class of a failed statement: the backend's code for it. */
 static int sql_error(pg_backend *p, PGresult *r, const char *what) {
   const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  snprintf(p->state, sizeof p->state, "%s", state ? state : "");
   char msg[200];
   snprintf(msg, sizeof msg, "%s", PQresultErrorMessage(r));
   one_line(msg);
@@ -82,11 +102,16 @@ static int sql_error(pg_backend *p, PGresult *r, const char *what) {
     rc = IDGEN_EUNAVAIL; /* connection, shutdown, resources, conflicts, read-only */
   else if (!strcmp(state, "22003"))
     rc = IDGEN_ERANGE;
-  else if (!strcmp(state, "42P01"))
+  else if (!strcmp(state, "42P01") && strstr(msg, "\"" MADE "\"")) {
+    p->made_ready = 0; /* dropped under this connection: looked for again */
+    return idgen__segment_why(&p->base, -ENOENT, "postgres: table " MADE " does not exist");
+  } else if (!strcmp(state, "42P01"))
     return idgen__segment_why(&p->base, -ENOENT,
                               "postgres: table " TABLE " does not exist: run 'idgen "
                               "segment init --backend postgres' first");
-  if (rc == IDGEN_EUNAVAIL || PQstatus(p->conn) != CONNECTION_OK)
+  /* the connection is sound after a failure to serialize: kept for the next run */
+  if ((rc == IDGEN_EUNAVAIL && !serialization_failure(p->state)) ||
+      PQstatus(p->conn) != CONNECTION_OK)
     drop(p);
   return idgen__segment_why(&p->base, rc, "postgres %s: %s", what, msg);
 }
@@ -148,47 +173,144 @@ broken:;
 
 /* run_once, and once more on a new connection if a kept one turned out to be broken
  * (the server restarted since the last call). Running an UPDATE twice whose first
- * reply was lost can only lose a block, never hand one out twice. */
+ * reply was lost can only lose a block, never hand one out twice. A statement that
+ * failed to serialize was rolled back: it runs again, after 1, 2, .. ms, up to RETRIES
+ * times (each of our statements is its own transaction, so a retry sees the rows as
+ * the winner left them). */
 static int run(pg_backend *p, const char *what, const char *sql, int n, const Oid *types,
                const char *const *params, PGresult **out) {
   int kept = p->conn != NULL;
-  int rc = run_once(p, what, sql, n, types, params, out);
-  if (rc == IDGEN_EUNAVAIL && kept && !p->conn)
-    rc = run_once(p, what, sql, n, types, params, out);
-  return rc;
+  for (int tries = 1;; tries++) {
+    p->state[0] = '\0';
+    int rc = run_once(p, what, sql, n, types, params, out);
+    if (rc == IDGEN_EUNAVAIL && kept && !p->conn) {
+      kept = 0;
+      rc = run_once(p, what, sql, n, types, params, out);
+    }
+    if (!rc || !serialization_failure(p->state) || tries >= RETRIES)
+      return rc;
+    struct timespec pause = {0, (long)tries * 1000000};
+    nanosleep(&pause, NULL);
+  }
 }
 
-static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                   uint64_t start_after) {
-  pg_backend *p = (pg_backend *)b;
+/* Makes sure both tables are there: leaf_alloc (init only: a fetch without it fails on
+ * it) and the made records (a database from before them gets the table at its first
+ * fetch). Two makers racing on CREATE TABLE IF NOT EXISTS can fail on the catalogue's
+ * unique index: the loser looks again. */
+static int make_tables(pg_backend *p, int with_alloc) {
+  static const char *const sql[] = {
+      "CREATE TABLE IF NOT EXISTS " TABLE " ("
+      "biz_tag varchar(128) PRIMARY KEY, "
+      "max_id bigint NOT NULL DEFAULT 0, "
+      "step integer NOT NULL, "
+      "description varchar(256) DEFAULT NULL, "
+      "update_time timestamp NOT NULL DEFAULT now())",
+      "CREATE TABLE IF NOT EXISTS " MADE " ("
+      "biz_tag varchar(128) PRIMARY KEY, "
+      "made_at timestamptz NOT NULL DEFAULT now())",
+  };
+  for (int i = with_alloc ? 0 : 1; i < 2; i++) {
+    PGresult *r;
+    int rc = run(p, "create table", sql[i], 0, NULL, NULL, &r);
+    if (rc && (!strcmp(p->state, "23505") || !strcmp(p->state, "42P07")))
+      rc = run(p, "create table", sql[i], 0, NULL, NULL, &r);
+    if (rc)
+      return rc;
+    PQclear(r);
+  }
+  p->made_ready = 1;
+  return 0;
+}
+
+/* MADE, before a fetch on this connection: looked up (a fetch needs no right to create
+ * tables when it is there), made if leaf_alloc is there and it is not. */
+static int find_made(pg_backend *p) {
   PGresult *r;
-  int rc = run(p, "create table",
-               "CREATE TABLE IF NOT EXISTS " TABLE " ("
-               "biz_tag varchar(128) PRIMARY KEY, "
-               "max_id bigint NOT NULL DEFAULT 0, "
-               "step integer NOT NULL, "
-               "description varchar(256) DEFAULT NULL, "
-               "update_time timestamp NOT NULL DEFAULT now())",
+  int rc = run(p, "lookup",
+               "SELECT to_regclass('" TABLE "') IS NOT NULL, to_regclass('" MADE
+               "') IS NOT NULL",
                0, NULL, NULL, &r);
   if (rc)
     return rc;
+  int alloc = PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 0), "t");
+  int made = PQntuples(r) == 1 && !strcmp(PQgetvalue(r, 0, 1), "t");
   PQclear(r);
+  if (!alloc)
+    return idgen__segment_why(&p->base, -ENOENT,
+                              "postgres: table " TABLE " does not exist: run 'idgen "
+                              "segment init --backend postgres' first");
+  if (made) {
+    p->made_ready = 1;
+    return 0;
+  }
+  return make_tables(p, 0);
+}
+
+/* The refusal of a row that is gone while MADE names it. */
+static int gone(pg_backend *p, const char *name) {
+  if (strchr(name, ':')) /* a period's row: init takes no period key */
+    return idgen__segment_why(&p->base, IDGEN_EPROTO,
+                              "postgres: row '%s' is gone, but this database made it (" MADE
+                              "): refused, its numbers would repeat; restore the row with "
+                              "max_id at or above every number handed out",
+                              name);
+  return idgen__segment_why(&p->base, IDGEN_EPROTO,
+                            "postgres: row '%s' is gone, but this database made it (" MADE
+                            "): restore it above every number handed out, or 'idgen "
+                            "segment init --start-after N %s'",
+                            name, name);
+}
+
+/* One statement: the row is made at start_after, with its record, unless it exists, or
+ * its record says it was made and lost (then only an explicit start_after, N > 0,
+ * makes it again). It returns (made now, made before, the row was there). */
+static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
+                   uint64_t start_after) {
+  pg_backend *p = (pg_backend *)b;
+  int rc = make_tables(p, 1);
+  if (rc)
+    return rc;
   char step_text[24], start_text[24];
   snprintf(step_text, sizeof step_text, "%" PRIu64, step);
   snprintf(start_text, sizeof start_text, "%" PRIu64, start_after);
   const char *params[] = {name, step_text, start_text};
   const Oid types[] = {OID_TEXT, OID_INT8, OID_INT8};
+  PGresult *r;
   rc = run(p, "insert",
-           "INSERT INTO " TABLE " (biz_tag, max_id, step, description) "
-           "VALUES ($1, $3, $2::integer, 'idgen segment ' || $1) "
-           "ON CONFLICT (biz_tag) DO NOTHING",
+           "WITH m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made), "
+           "i AS (INSERT INTO " TABLE " (biz_tag, max_id, step, description) "
+           "SELECT $1, $3, $2::integer, 'idgen segment ' || $1 FROM m "
+           "WHERE NOT m.made OR $3 > 0 "
+           "ON CONFLICT (biz_tag) DO NOTHING RETURNING biz_tag), "
+           "r AS (INSERT INTO " MADE " (biz_tag) SELECT biz_tag FROM i "
+           "ON CONFLICT (biz_tag) DO UPDATE SET made_at = now()) "
+           "SELECT (SELECT count(*) FROM i), m.made, "
+           "EXISTS (SELECT 1 FROM " TABLE " WHERE biz_tag = $1) FROM m",
            3, types, params, &r);
   if (rc)
     return rc;
-  int created = !strcmp(PQcmdTuples(r), "1");
+  int ok = PQntuples(r) == 1 && PQnfields(r) == 3;
+  int created = ok && !strcmp(PQgetvalue(r, 0, 0), "1");
+  int made = ok && !strcmp(PQgetvalue(r, 0, 1), "t");
+  int there = ok && !strcmp(PQgetvalue(r, 0, 2), "t");
   PQclear(r);
-  return !created;
+  if (!ok)
+    return idgen__segment_why(b, IDGEN_EPROTO, "postgres: unexpected reply to init");
+  if (created)
+    return 0;
+  if (!there && made && !start_after)
+    return gone(p, name);
+  return 1; /* there, or made meanwhile by another process */
 }
+
+#define FETCH_SQL                                                                          \
+  "WITH u AS (UPDATE " TABLE " SET max_id = max_id + $2, step = $2::integer, "             \
+  "update_time = now() WHERE biz_tag = $1 RETURNING max_id, step), "                       \
+  "m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made), "             \
+  "a AS (INSERT INTO " MADE " (biz_tag) SELECT $1 FROM u, m WHERE NOT m.made "             \
+  "ON CONFLICT (biz_tag) DO NOTHING) "                                                     \
+  "SELECT u.max_id, u.step, m.made FROM m LEFT JOIN u ON true"
 
 static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
                     uint64_t floor, idgen__segment_block *out) {
@@ -200,15 +322,29 @@ static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
   const Oid types[] = {OID_TEXT, OID_INT8};
   PGresult *r;
   /* The step column records the step of the last block, so the row alone says which
-   * block was leased: [max_id - step + 1, max_id]. */
-  int rc = run(p, "update",
-               "UPDATE " TABLE " SET max_id = max_id + $2, step = $2::integer, "
-               "update_time = now() WHERE biz_tag = $1 RETURNING max_id, step",
-               2, types, params, &r);
+   * block was leased: [max_id - step + 1, max_id]. The same statement writes the
+   * row's record if it has none (a row made before the records: adopted), and says
+   * whether it had one (m.made: a row gone, made here, is lost). */
+  int rc = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    int ready = p->made_ready;
+    rc = ready ? 0 : find_made(p);
+    if (!rc)
+      rc = run(p, "update", FETCH_SQL, 2, types, params, &r);
+    if (!(rc == -ENOENT && ready && !p->made_ready))
+      break; /* else MADE was dropped under this connection: looked for again */
+  }
   if (rc)
     return rc;
-  if (PQntuples(r) != 1) {
+  if (PQntuples(r) != 1 || PQnfields(r) != 3) {
     PQclear(r);
+    return idgen__segment_why(b, IDGEN_EPROTO, "postgres: unexpected reply to update");
+  }
+  if (PQgetisnull(r, 0, 0)) {
+    int recorded = !strcmp(PQgetvalue(r, 0, 2), "t");
+    PQclear(r);
+    if (recorded)
+      return gone(p, name);
     return idgen__segment_why(b, -ENOENT,
                               "postgres: no row '%s' in " TABLE ": run 'idgen segment init "
                               "--backend postgres' first",

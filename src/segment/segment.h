@@ -44,7 +44,10 @@ typedef struct idgen__segment_backend_class {
    * its first block starts at start_after + 1 (mariadb: the first number of the server's
    * offset above start_after; 0 for a new sequence, N for one that takes over from
    * numbers 1..N already in use). 0 when created, 1 when it existed already (left as it
-   * was). step is recorded where the backend keeps one (postgres). */
+   * was). step is recorded where the backend keeps one (postgres). postgres, etcd and
+   * redis record what they made: one that is gone while its record is there was lost,
+   * and is refused (IDGEN_EPROTO, one line), unless start_after > 0 (postgres, etcd: the
+   * operator's N, at or above every number it handed out). */
   int (*init)(idgen__segment_backend *b, const char *name, uint64_t step,
               uint64_t start_after);
   /* Leases the next block of step numbers of name with one atomic operation of the
@@ -54,7 +57,8 @@ typedef struct idgen__segment_backend_class {
    * the backend before this returns. -ENOENT when name was never initialised,
    * IDGEN_ERANGE when the numbers would pass IDGEN_SEGMENT_NUMBER_MAX, IDGEN_EUNAVAIL
    * or IDGEN_ETIMEDOUT when the backend cannot be reached, IDGEN_EPROTO for a reply
-   * that makes no sense (or a misconfigured ticket server). */
+   * that makes no sense (or a misconfigured ticket server), or for a name whose counter
+   * is gone while the backend's record says it made it (postgres, etcd, redis). */
   int (*fetch)(idgen__segment_backend *b, const char *name, uint64_t step, uint64_t floor,
                idgen__segment_block *out);
   void (*free)(idgen__segment_backend *b);
@@ -173,11 +177,12 @@ int idgen__segment_period_check(idgen__segment_backend *b, const char *name,
  * a name: file (directory form only): the host-wide claim (held by the generator's
  * name), and the key's file made at 0 only if the directory never made it
  * (segment-KEY.created), a lost one refused; postgres, etcd: the row or key made at 0
- * if absent (atomically: a racing maker leaves it as it is); mariadb: the period's
- * ticket table TABLE_NUMBER is started on each server at the first fetch from it there
- * (made if its record in TABLE_periods allows, a lost one refused), and the period's
- * first fetch goes to the first server. 0 or 1 (it was there), or an error with one
- * line in b->why. */
+ * if absent (atomically: a racing maker leaves it as it is), with its made record, and a
+ * lost one (absent while its record is there) refused; mariadb: the period's ticket
+ * table TABLE_NUMBER is started on each server at the first fetch from it there (made
+ * if its record in TABLE_periods allows, a lost one refused), and the period's first
+ * fetch goes to the first server. 0 or 1 (it was there), or an error with one line in
+ * b->why. */
 int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const char *key,
                              uint64_t step);
 

@@ -6,10 +6,12 @@
 #            end of the buffer is refused whole (its numbers burnt), never a short list
 #            nor one with stale numbers of an earlier request in its tail;
 #   vanish   the row (key) is deleted under the running server: its buffer, then
-#            refusals; re-created by `idgen segment init` (at 1): refused still, for good,
-#            and nothing at or below what it handed out;
-#   reset    two servers share the name, the row is deleted and re-created: neither hands
-#            out a number the other (or itself) handed out before.
+#            refusals (gone: the backend's record says it made it); `idgen segment init`
+#            refuses to make it again; made again at 1 all the same (its record deleted
+#            too): refused still, for good, and nothing at or below what it handed out;
+#   reset    two servers share the name, the row is deleted and (record and all)
+#            re-created: neither hands out a number the other (or itself) handed out
+#            before.
 # Usage: server_segment_refusals.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
@@ -50,13 +52,26 @@ backend_start() {
     etcd) "$SOURCE_DIR/scripts/etcd-cluster.sh" restart "$WORK/etcd" 0 ;;
   esac
 }
-remove() { # NAME: its row or key, gone
+remove() { # NAME: its row or key, gone (the backend's record that it made it stays)
   case $B in
     postgres) psql -q "$DSN" -c "DELETE FROM leaf_alloc WHERE biz_tag = '$1'" >/dev/null ;;
     etcd) ETCDCTL_API=3 etcdctl --endpoints="$DSN" del "/idgen/segment/$1" >/dev/null ;;
   esac
 }
+forget() { # NAME: its row or key and its record, gone: init makes it again at 0
+  remove "$1"
+  case $B in
+    postgres) psql -q "$DSN" -c "DELETE FROM leaf_alloc_made WHERE biz_tag = '$1'" >/dev/null ;;
+    etcd) ETCDCTL_API=3 etcdctl --endpoints="$DSN" del "/idgen/segment-made/$1" >/dev/null ;;
+  esac
+}
 init() { "$IDGEN" segment init --backend "$B" --dsn "$DSN" "$1" >/dev/null || fail "segment init $1"; }
+# init_refused LABEL NAME: init exits 1, saying the row (key) is gone.
+init_refused() {
+  local rc=0
+  "$IDGEN" segment init --backend "$B" --dsn "$DSN" "$2" >/dev/null 2>"$WORK/init.err" || rc=$?
+  check_match "$1" "^1 .*is gone, but this (database|etcd) made it" "$rc $(cat "$WORK/init.err")"
+}
 
 # write_config FILE NAME...: segment generators on the backend, blocks of 10 (they do not
 # adapt), a retry every 100 ms; the default generator a uuid7 one (no lease to wait for).
@@ -167,8 +182,8 @@ scenario_partial() {
     "$(sort -n "$WORK/$B-http.seen" | uniq -d | wc -l) $(sort -n "$WORK/$B-resp.seen" | uniq -d | wc -l)"
   say "ok   $B: HTTP served up to $last_http, RESP up to $last_resp, then refused whole; back: above 10"
   stop_server || fail "$B: server p did not stop cleanly"
-  remove orders
-  remove invoices
+  forget orders
+  forget invoices
 }
 
 # ---- vanish ---------------------------------------------------------------------------
@@ -198,10 +213,13 @@ scenario_vanish() {
   served "$HTTP" 5 10 "$B-v"
   check "$B: row deleted: the buffer, then refused" "503" \
     "$(curl -s -o "$WORK/ready" -w '%{http_code}' "http://$HTTP/readyz?name=orders")"
-  check_match "$B: its reason" 'no (row|key)' "$(cat "$WORK/ready")"
+  check_match "$B: its reason: gone, and made by this backend" \
+    'is gone, but this (database|etcd) made it' "$(cat "$WORK/ready")"
   local mid
   mid=$(sort -n "$WORK/$B-v.seen" | tail -1)
-  # Re-created at 1 under it: refused, for good.
+  init_refused "$B: segment init refuses to make it again" orders
+  # Re-created at 1 under it all the same (its record deleted too): refused, for good.
+  forget orders
   init orders
   served "$HTTP" 5 40 "$B-v"
   check "$B: re-created at 1: batches served after it (refused for good)" 0 "$SERVED"
@@ -210,7 +228,7 @@ scenario_vanish() {
   check "$B: numbers handed out twice" 0 "$(sort -n "$WORK/$B-v.seen" | uniq -d | wc -l)"
   say "ok   $B: served up to $before, the row deleted: up to $mid then refused; re-created at 1: refused still"
   stop_server || fail "$B: server v did not stop cleanly"
-  remove orders
+  forget orders
 }
 
 # ---- reset ----------------------------------------------------------------------------
@@ -233,6 +251,8 @@ scenario_reset() {
   served "$bh" 50 4 "$B-rb"
   local sb=$SEEN_MAX
   remove orders
+  init_refused "$B: two servers, the row deleted: segment init refuses it" orders
+  forget orders
   init orders
   local h line
   for _ in $(seq 1 40); do
@@ -256,7 +276,7 @@ scenario_reset() {
   done
   stop_server "$apid" || fail "$B: server a did not stop cleanly"
   stop_server "$bpid" || fail "$B: server b did not stop cleanly"
-  remove orders
+  forget orders
 }
 
 for backend in postgres etcd; do
