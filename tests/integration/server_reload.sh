@@ -12,10 +12,13 @@
 #   allowed one alone then applies.
 # many: 200 reloads under load, every one applied, no error (the old formats are freed
 #   as the threads pass quiescent points: server/grace.h); the server's RSS printed.
+# tokens: the tokens: section read again with the file: a token added, a token's
+#   generators widened and its rate changed alone (the burst kept) take effect at once;
+#   the section removed (clients would need no token) is refused and changes nothing.
 # Usage: server_reload.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts load refused broken mixed many -- "${@:2}"
+parts load refused broken mixed many tokens -- "${@:2}"
 for tool in curl jq ss; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
@@ -215,6 +218,53 @@ if part many; then
   say "many: RSS ${rss0} kB before 200 reloads, ${rss1} kB after"
   check "many: 200 reloads applied" 200 "$(grep -c ' reload 2 changed, 0 refused: applied' "$SERVER_LOG")"
   check "many: worker IDs unchanged" "$w0" "$(workers)"
+  stop_server
+fi
+
+if part tokens; then
+  A=tok-team-a-0123456789ab B=tok-team-b-0123456789ab
+  printf '%s\n' "$A" >"$WORK/a.token"
+  printf '%s\n' "$B" >"$WORK/b.token"
+  chmod 600 "$WORK/a.token" "$WORK/b.token"
+  tokens_v1="tokens:
+  team-a: {file: $WORK/a.token, generators: [orders], rate: 1, burst: 5}"
+  tokens_v2="tokens:
+  team-a: {file: $WORK/a.token, generators: [orders, charges], rate: 100000, burst: 5}
+  team-b: {file: $WORK/b.token, generators: [charges]}"
+  as() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "http://$HTTP$2"; }
+  # oks TOKEN N: how many of N requests for one ID of orders got 200
+  oks() { local i n=0; for i in $(seq 1 "$2"); do [[ $(as "$1" /v1/id?name=orders) == 200 ]] && n=$((n + 1)); done; echo "$n"; }
+  tokens_loaded() { grep -c 'tokens_reload .* loaded from the new configuration' "$SERVER_LOG" || true; }
+  write_config ORD ch_ "$tokens_v1"
+  start_server tokens --config "$CONF"
+  wait_ready orders
+  check "tokens: team-a takes its burst" 200 "$(as "$A" '/v1/ids?name=orders&count=5')"
+  check "tokens: ... then is over its rate of 1/s" 429 "$(as "$A" /v1/id?name=orders)"
+  check "tokens: team-a may not use charges" 403 "$(as "$A" /v1/id?name=charges)"
+  check "tokens: team-b is unknown" 401 "$(as "$B" /v1/id?name=charges)"
+  write_config ORD ch_ "$tokens_v2"
+  loaded=$(tokens_loaded)
+  check_match "tokens: the reload applies" ' info reload 0 changed, 0 refused: applied' "$(hup)"
+  for i in $(seq 1 100); do (($(tokens_loaded) > loaded)) && break; sleep 0.05; done
+  check_match "tokens: the tokens come from the file" \
+    'info tokens_reload 2 token\(s\) loaded from the new configuration' "$(grep tokens_reload "$SERVER_LOG" | tail -1)"
+  # At 1/s, 20 requests in a row would get one or two through; at 100,000/s with the
+  # same burst, every one (a curl takes far longer than 10 us).
+  n=$(oks "$A" 20)
+  say "tokens: team-a after its rate went from 1/s to 100,000/s: $n of 20 requests issued"
+  ((n >= 15)) || fail "tokens: team-a's new rate is not in force: $n of 20 issued"
+  check "tokens: team-a's new generator" 200 "$(as "$A" /v1/id?name=charges)"
+  check "tokens: team-b, added" 200 "$(as "$B" /v1/id?name=charges)"
+  check "tokens: team-b keeps to its generators" 403 "$(as "$B" /v1/id?name=orders)"
+  write_config ORD ch_
+  loaded=$(tokens_loaded)
+  check_match "tokens: the section removed: refused" ' warn reload 0 changed, 1 refused: nothing applied' "$(hup)"
+  check_match "tokens: ... the line says restart" 'warn reload tokens: removed .*needs a restart' \
+    "$(grep 'reload tokens:' "$SERVER_LOG" | tail -1)"
+  sleep 0.3
+  check "tokens: ... the tokens were not taken from it" "$loaded" "$(tokens_loaded)"
+  check "tokens: ... a request without a token still refused" 401 "$(as '' /v1/id?name=orders)"
+  check "tokens: ... team-b still in force" 200 "$(as "$B" /v1/id?name=charges)"
   stop_server
 fi
 finish
