@@ -113,7 +113,8 @@ enum {
   P_NAME = 8,
   P_TIMES = 16,
   P_RANGE_COUNT = 32,
-  P_ISSUES = 64 /* not a parameter: the route issues from p->gen, which the token must cover */
+  P_ISSUES =
+      64 /* not a parameter: the route issues from p->gen, which the token must cover */
 };
 
 /* A query value shown in a message: at most 32 bytes, control bytes as '?'. */
@@ -133,6 +134,126 @@ static int check_form(idgen__tctx *t, const params *p, idgen__http_res *res) {
   return -1;
 }
 
+/* One query parameter's parser: val[0..vlen) into p, or the error response written and
+ * -1. allowed is the route's P_ bits (count's ceiling depends on them). */
+typedef int param_parse(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                        params *p, idgen__http_res *res);
+
+static int bad(idgen__tctx *t, idgen__http_res *res, int status, const char *code,
+               const char *msg) {
+  json_error(t, res, status, code, msg);
+  return -1;
+}
+
+static int parse_count(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                       params *p, idgen__http_res *res) {
+  uint64_t max = (allowed & P_RANGE_COUNT) ? IDGEN__RANGE_MAX_COUNT
+                                           : idgen__svc_config(t->svc)->max_count;
+  if (p->has_count)
+    return bad(t, res, 400, "bad_count", "count given twice");
+  p->has_count = 1;
+  uint64_t v = 0;
+  int okv = vlen > 0 && vlen <= 10;
+  for (size_t i = 0; okv && i < vlen; i++) {
+    if (val[i] < '0' || val[i] > '9')
+      okv = 0;
+    else
+      v = v * 10 + (uint64_t)(val[i] - '0');
+  }
+  if (!okv || v < 1 || v > max) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "count must be a whole number from 1 to %llu",
+             (unsigned long long)max);
+    return bad(t, res, 400, "bad_count", msg);
+  }
+  p->count = v;
+  return 0;
+}
+
+static int parse_format(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                        params *p, idgen__http_res *res) {
+  (void)allowed;
+  if (!p->has_format && eq(val, vlen, "raw")) { /* the integer of a text form */
+    p->has_format = p->raw = 1;
+    return 0;
+  }
+  if (p->has_format || idgen__id_form_parse(val, vlen, &p->form) < 0)
+    return bad(t, res, 400, "bad_format", "format must be one of " IDGEN__ID_FORMS);
+  p->has_format = 1;
+  return 0;
+}
+
+static int parse_name(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                      params *p, idgen__http_res *res) {
+  (void)allowed;
+  if (p->has_name)
+    return bad(t, res, 400, "bad_parameter", "name given twice");
+  p->has_name = 1;
+  if (!(p->gen = idgen__svc_generator(t->svc, val, vlen))) {
+    char name[40], msg[96];
+    shown(val, vlen, name, sizeof name);
+    snprintf(msg, sizeof msg, "no generator named '%s' (GET /v1/info lists them)", name);
+    return bad(t, res, 404, "unknown_generator", msg);
+  }
+  return 0;
+}
+
+static int parse_opaque(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                        params *p, idgen__http_res *res) {
+  (void)allowed;
+  if (p->has_opaque || vlen != 1 || (val[0] != '0' && val[0] != '1'))
+    return bad(t, res, 400, "bad_parameter", "opaque must be 0 or 1, given once");
+  p->has_opaque = 1;
+  p->opaque = val[0] == '1';
+  return 0;
+}
+
+/* from= and to=: kept raw, for the route's own time parser. */
+static int parse_time(const char *key, const char **v, size_t *len, idgen__tctx *t,
+                      const char *val, size_t vlen, idgen__http_res *res) {
+  if (*v) {
+    char msg[32];
+    snprintf(msg, sizeof msg, "%s given twice", key);
+    return bad(t, res, 400, "bad_parameter", msg);
+  }
+  *v = val;
+  *len = vlen;
+  return 0;
+}
+
+static int parse_from(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                      params *p, idgen__http_res *res) {
+  (void)allowed;
+  return parse_time("from", &p->from, &p->from_len, t, val, vlen, res);
+}
+
+static int parse_to(idgen__tctx *t, unsigned allowed, const char *val, size_t vlen,
+                    params *p, idgen__http_res *res) {
+  (void)allowed;
+  return parse_time("to", &p->to, &p->to_len, t, val, vlen, res);
+}
+
+/* Every query parameter, the routes' P_ bits that take it, and its parser. */
+static const struct param_def {
+  const char *key;
+  unsigned bits;
+  param_parse *parse;
+} param_defs[] = {
+    {"count", P_COUNT | P_RANGE_COUNT, parse_count},
+    {"format", P_FORMAT, parse_format},
+    {"name", P_NAME, parse_name},
+    {"opaque", P_OPAQUE, parse_opaque},
+    {"from", P_TIMES, parse_from},
+    {"to", P_TIMES, parse_to},
+};
+
+static const struct param_def *param_def(unsigned allowed, const char *key, size_t klen) {
+  for (size_t i = 0; i < sizeof param_defs / sizeof *param_defs; i++)
+    if ((allowed & param_defs[i].bits) && eq(key, klen, param_defs[i].key))
+      return &param_defs[i];
+  return NULL;
+}
+
 /* Parses the query strictly: only the allowed keys, each at most once. Returns 0, or
  * writes the error response and returns -1. */
 static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allowed,
@@ -144,7 +265,6 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
   if (!req->query)
     return 0;
   const char *q = req->query, *end = req->query + req->query_len;
-  uint64_t max = idgen__svc_config(t->svc)->max_count;
   while (q < end) {
     const char *amp = memchr(q, '&', (size_t)(end - q));
     const char *pe = amp ? amp : end;
@@ -154,77 +274,15 @@ static int parse_query(idgen__tctx *t, const idgen__http_req *req, unsigned allo
     q = amp ? amp + 1 : end;
     if (klen == 0 && vlen == 0)
       continue; /* "?" or "&&" */
-    if ((allowed & (P_COUNT | P_RANGE_COUNT)) && eq(key, klen, "count")) {
-      if (allowed & P_RANGE_COUNT)
-        max = IDGEN__RANGE_MAX_COUNT;
-      if (p->has_count) {
-        json_error(t, res, 400, "bad_count", "count given twice");
-        return -1;
-      }
-      p->has_count = 1;
-      uint64_t v = 0;
-      int okv = vlen > 0 && vlen <= 10;
-      for (size_t i = 0; okv && i < vlen; i++) {
-        if (val[i] < '0' || val[i] > '9')
-          okv = 0;
-        else
-          v = v * 10 + (uint64_t)(val[i] - '0');
-      }
-      if (!okv || v < 1 || v > max) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "count must be a whole number from 1 to %llu",
-                 (unsigned long long)max);
-        json_error(t, res, 400, "bad_count", msg);
-        return -1;
-      }
-      p->count = v;
-    } else if ((allowed & P_FORMAT) && eq(key, klen, "format")) {
-      if (!p->has_format && eq(val, vlen, "raw")) { /* the integer of a text form */
-        p->has_format = p->raw = 1;
-        continue;
-      }
-      if (p->has_format || idgen__id_form_parse(val, vlen, &p->form) < 0) {
-        json_error(t, res, 400, "bad_format", "format must be one of " IDGEN__ID_FORMS);
-        return -1;
-      }
-      p->has_format = 1;
-    } else if ((allowed & P_NAME) && eq(key, klen, "name")) {
-      char name[40], msg[96];
-      shown(val, vlen, name, sizeof name);
-      if (p->has_name) {
-        json_error(t, res, 400, "bad_parameter", "name given twice");
-        return -1;
-      }
-      p->has_name = 1;
-      if (!(p->gen = idgen__svc_generator(t->svc, val, vlen))) {
-        snprintf(msg, sizeof msg, "no generator named '%s' (GET /v1/info lists them)",
-                 name);
-        json_error(t, res, 404, "unknown_generator", msg);
-        return -1;
-      }
-    } else if ((allowed & P_OPAQUE) && eq(key, klen, "opaque")) {
-      if (p->has_opaque || vlen != 1 || (val[0] != '0' && val[0] != '1')) {
-        json_error(t, res, 400, "bad_parameter", "opaque must be 0 or 1, given once");
-        return -1;
-      }
-      p->has_opaque = 1;
-      p->opaque = val[0] == '1';
-    } else if ((allowed & P_TIMES) && (eq(key, klen, "from") || eq(key, klen, "to"))) {
-      const char **v = key[0] == 'f' ? &p->from : &p->to;
-      if (*v) {
-        json_error(t, res, 400, "bad_parameter",
-                   key[0] == 'f' ? "from given twice" : "to given twice");
-        return -1;
-      }
-      *v = val;
-      *(key[0] == 'f' ? &p->from_len : &p->to_len) = vlen;
-    } else {
+    const struct param_def *d = param_def(allowed, key, klen);
+    if (!d) {
       char name[40], msg[96];
       shown(key, klen, name, sizeof name);
       snprintf(msg, sizeof msg, "unknown query parameter '%s'", name);
-      json_error(t, res, 400, "bad_parameter", msg);
-      return -1;
+      return bad(t, res, 400, "bad_parameter", msg);
     }
+    if (d->parse(t, allowed, val, vlen, p, res) < 0)
+      return -1;
   }
   return p->has_format ? check_form(t, p, res) : 0;
 }
