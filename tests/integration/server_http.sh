@@ -53,6 +53,21 @@ check_match "bad_format code" '"code":"bad_format"' "$body"
 code=$(req "$U/v1/id?colour=red"); body=$(cat "$WORK/body")
 check "unknown parameter -> 400" 400 "$code"
 check_match "bad_parameter code" '"code":"bad_parameter"' "$body"
+# Each parameter at most once, and only on the routes that take it (api.c's param_defs).
+while IFS='|' read -r query message; do
+  code=$(req "$U$query"); body=$(cat "$WORK/body")
+  check "$query -> 400" 400 "$code"
+  check_match "$query -> '$message'" "\"message\":\"$message" "$body"
+done <<'EOF2'
+/v1/ids?count=2&count=3|count given twice
+/v1/id?format=hex&format=hex|format must be one of
+/v1/id?name=default&name=default|name given twice
+/v1/decode/1?opaque=0&opaque=1|opaque must be 0 or 1, given once
+/v1/bounds?from=0&to=1&from=0|from given twice
+/v1/bounds?from=0&to=1&to=1|to given twice
+/v1/id?count=2|unknown query parameter 'count'
+/v1/info?from=0|unknown query parameter 'from'
+EOF2
 
 # decode: an ID we were given, in each of its forms
 id=$(curl -s "$U/v1/id" | grep -o '[0-9]\+')
