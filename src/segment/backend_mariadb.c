@@ -235,27 +235,177 @@ static int engine_keeps_counter(const char *engine) {
   return !strcmp(engine, "InnoDB") || !strcmp(engine, "MyISAM") || !strcmp(engine, "Aria");
 }
 
-/* Makes period table `table` ready on s before its first block there, under the named
- * lock 'idgen-periods:DATABASE.TABLE' (one starter at a time per server), in steps that
- * each commit on their own (CREATE TABLE commits implicitly: no transaction can hold
- * them together). Its record in TABLE_periods and the table say where a start got to,
- * and a crash after any step leaves a state the next start continues from:
- *   record   table   meaning: what is done
- *   none     none    never made: record 'making', CREATE TABLE, the marker row, 'made'
- *   making   none    a start stopped before its CREATE: made (from 'making' on)
- *   making   there   a start stopped after its CREATE, before 'made', and no block is
- *                    taken before 'made': the marker row, then 'made'
- *   made     there   ready, if its marker row (id 0, stub '') is there; without it the
- *                    table was emptied (TRUNCATE resets the counter): refused
- *   made     none    made and lost: refused (made again it would count from 1 again)
- *   none     there   not made by idgen, or its record lost: refused
+/* Where a start of period table `table` on one server got to: its record in
+ * TABLE_periods and whether the table exists. A start runs in steps that each commit on
+ * their own (CREATE TABLE commits implicitly: no transaction can hold them together),
+ * and a crash after any step leaves one of these, which the next start continues from:
+ *   state     record  table   meaning: what is done (period_on[])
+ *   NEW       none    none    never made: record 'making', CREATE TABLE, the marker
+ *                             row, 'made'
+ *   MAKING    making  none    a start stopped before its CREATE: made (from 'making' on)
+ *   CREATED   making  there   a start stopped after its CREATE, before 'made', and no
+ *                             block is taken before 'made': the marker row, then 'made'
+ *   MADE      made    there   ready, if its marker row (id 0, stub '') is there; without
+ *                             it the table was emptied (TRUNCATE resets the counter):
+ *                             refused
+ *   LOST      made    none    made and lost: refused (made again it would count from 1)
+ *   FOREIGN   none    there   not made by idgen, or its record lost: refused
  * The record is written before the CREATE: a table that exists always has one, so a
- * table with none is never taken for one idgen made. 0 when made, 1 when it was there,
- * or an error with one line in why. */
+ * table with none is never taken for one idgen made. */
+typedef enum period_state {
+  PERIOD_NEW,
+  PERIOD_MAKING,
+  PERIOD_CREATED,
+  PERIOD_MADE,
+  PERIOD_LOST,
+  PERIOD_FOREIGN,
+  PERIOD_STATES
+} period_state;
+
+/* One start of a period table on one server. */
+typedef struct period_start_ctx {
+  mariadb_backend *m;
+  server *s;
+  const char *table;
+  char engine[64]; /* the table's, when it exists */
+} period_start_ctx;
+
+/* Reads the table's record and engine into *state. 0 or an error. */
+static int period_read(period_start_ctx *c, period_state *state) {
+  mariadb_backend *m = c->m;
+  char sql[512], record[16] = "";
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE IF NOT EXISTS `%s" PERIODS "` (period_table VARCHAR(%d) NOT NULL "
+           "PRIMARY KEY, state ENUM('making','made') NOT NULL, changed TIMESTAMP NOT NULL "
+           "DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP) ENGINE=InnoDB",
+           m->table, IDENT_MAX);
+  int rc = query(m, c->s, "create the periods' record", sql);
+  if (rc)
+    return rc;
+  snprintf(sql, sizeof sql, "SELECT state FROM `%s" PERIODS "` WHERE period_table = '%s'",
+           m->table, c->table);
+  int recorded = select_text(m, c->s, sql, record, sizeof record);
+  if (recorded < 0)
+    return recorded;
+  snprintf(sql, sizeof sql,
+           "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+           "AND TABLE_NAME = '%s'",
+           c->table);
+  int exists = select_text(m, c->s, sql, c->engine, sizeof c->engine);
+  if (exists < 0)
+    return exists;
+  if (!recorded)
+    *state = exists ? PERIOD_FOREIGN : PERIOD_NEW;
+  else if (strcmp(record, "made"))
+    *state = exists ? PERIOD_CREATED : PERIOD_MAKING;
+  else
+    *state = exists ? PERIOD_MADE : PERIOD_LOST;
+  return 0;
+}
+
+/* The table exists: its engine must keep the counter across a restart. */
+static int period_engine_check(period_start_ctx *c) {
+  if (engine_keeps_counter(c->engine))
+    return 0;
+  return idgen__segment_why(&c->m->base, IDGEN_EPROTO,
+                            "mariadb %s:%u: period table %s is ENGINE=%.16s, which loses "
+                            "its AUTO_INCREMENT on a restart: refused (make it InnoDB)",
+                            c->s->host, c->s->port, c->table, c->engine);
+}
+
+/* CREATED: the marker row (id 0 leaves the counter at the server's first number), then
+ * 'made'. 0 (made) or an error. */
+static int period_on_created(period_start_ctx *c) {
+  char sql[512];
+  int rc = period_engine_check(c);
+  if (rc)
+    return rc;
+  snprintf(sql, sizeof sql,
+           "SET STATEMENT sql_mode = 'NO_AUTO_VALUE_ON_ZERO' FOR INSERT IGNORE INTO `%s` "
+           "(id, stub) VALUES (0, '')",
+           c->table);
+  if ((rc = query(c->m, c->s, "insert the marker row", sql)))
+    return rc;
+  snprintf(sql, sizeof sql,
+           "UPDATE `%s" PERIODS "` SET state = 'made' WHERE period_table = '%s'",
+           c->m->table, c->table);
+  return query(c->m, c->s, "record 'made'", sql);
+}
+
+/* MAKING: CREATE TABLE, then as CREATED. */
+static int period_on_making(period_start_ctx *c) {
+  char sql[512];
+  /* InnoDB whatever the server's default_storage_engine: it keeps the counter */
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE IF NOT EXISTS `%s` (id BIGINT UNSIGNED NOT NULL "
+           "AUTO_INCREMENT, stub VARCHAR(%d) NOT NULL DEFAULT '', PRIMARY KEY (id), "
+           "UNIQUE KEY stub (stub)) ENGINE=InnoDB",
+           c->table, IDGEN_SEGMENT_NAME_MAX);
+  int rc = query(c->m, c->s, "create the period table", sql);
+  if (rc)
+    return rc;
+  snprintf(c->engine, sizeof c->engine, "InnoDB");
+  return period_on_created(c);
+}
+
+/* NEW: record 'making', then as MAKING. */
+static int period_on_new(period_start_ctx *c) {
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "INSERT INTO `%s" PERIODS "` (period_table, state) VALUES ('%s', 'making')",
+           c->m->table, c->table);
+  int rc = query(c->m, c->s, "record 'making'", sql);
+  return rc ? rc : period_on_making(c);
+}
+
+/* MADE: ready if it keeps its counter and still has its marker row. 1 or an error. */
+static int period_on_made(period_start_ctx *c) {
+  char sql[256];
+  int rc = period_engine_check(c);
+  if (rc)
+    return rc;
+  uint64_t marker = 0;
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s` WHERE id = 0", c->table);
+  if ((rc = select_u64(c->m, c->s, sql, &marker)))
+    return rc;
+  if (marker != 1)
+    return idgen__segment_why(&c->m->base, IDGEN_EPROTO,
+                              "mariadb %s:%u: period table %s lost its marker row (id 0): "
+                              "emptied, its counter may have gone back: refused",
+                              c->s->host, c->s->port, c->table);
+  return 1;
+}
+
+static int period_on_lost(period_start_ctx *c) {
+  return idgen__segment_why(&c->m->base, IDGEN_EPROTO,
+                            "mariadb %s:%u: period table %s is gone, but %s" PERIODS
+                            " says it was made: refused, not made again at 1; restore it "
+                            "with its AUTO_INCREMENT",
+                            c->s->host, c->s->port, c->table, c->m->table);
+}
+
+static int period_on_foreign(period_start_ctx *c) {
+  return idgen__segment_why(&c->m->base, IDGEN_EPROTO,
+                            "mariadb %s:%u: table %s exists, but %s" PERIODS
+                            " has no record of it (not made by idgen, or the record lost): "
+                            "refused",
+                            c->s->host, c->s->port, c->table, c->m->table);
+}
+
+/* What a start does in each state: 0 (made now), 1 (it was made), or an error. */
+static int (*const period_on[PERIOD_STATES])(period_start_ctx *) = {
+    [PERIOD_NEW] = period_on_new,         [PERIOD_MAKING] = period_on_making,
+    [PERIOD_CREATED] = period_on_created, [PERIOD_MADE] = period_on_made,
+    [PERIOD_LOST] = period_on_lost,       [PERIOD_FOREIGN] = period_on_foreign,
+};
+
+/* Makes period table `table` ready on s before its first block there (see period_state),
+ * under the named lock 'idgen-periods:DATABASE.TABLE': one starter at a time per server.
+ * 0 when made, 1 when it was there, or an error with one line in why. */
 static int period_start(mariadb_backend *m, server *s, const char *table) {
   if (!strcmp(s->started, table))
     return 1;
-  char lock[128], sql[512], state[16] = "", engine[64] = "";
+  char lock[128], sql[160];
   snprintf(lock, sizeof lock, "'idgen-periods:%.24s.%.24s'", m->database, m->table);
   snprintf(sql, sizeof sql, "SELECT GET_LOCK(%s, %u)", lock, m->timeout_s);
   uint64_t got = 0;
@@ -266,99 +416,23 @@ static int period_start(mariadb_backend *m, server *s, const char *table) {
     return idgen__segment_why(&m->base, IDGEN_EUNAVAIL,
                               "mariadb %s:%u: other starts held the periods' lock for %u s",
                               s->host, s->port, m->timeout_s);
-  snprintf(sql, sizeof sql,
-           "CREATE TABLE IF NOT EXISTS `%s" PERIODS "` (period_table VARCHAR(%d) NOT NULL "
-           "PRIMARY KEY, state ENUM('making','made') NOT NULL, changed TIMESTAMP NOT NULL "
-           "DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP) ENGINE=InnoDB",
-           m->table, IDENT_MAX);
-  rc = query(m, s, "create the periods' record", sql);
-  int recorded = 0, exists = 0;
-  if (!rc) {
-    snprintf(sql, sizeof sql, "SELECT state FROM `%s" PERIODS "` WHERE period_table = '%s'",
-             m->table, table);
-    rc = recorded = select_text(m, s, sql, state, sizeof state);
-  }
-  if (rc >= 0) {
-    snprintf(sql, sizeof sql,
-             "SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "
-             "DATABASE() AND TABLE_NAME = '%s'",
-             table);
-    rc = exists = select_text(m, s, sql, engine, sizeof engine);
-  }
-  int made = recorded > 0 && !strcmp(state, "made");
-  if (rc < 0) {
-    /* the failure's why is set */
-  } else if (made && !exists) {
-    rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
-                            "mariadb %s:%u: period table %s is gone, but %s" PERIODS
-                            " says it was made: refused, not made again at 1; restore it "
-                            "with its AUTO_INCREMENT",
-                            s->host, s->port, table, m->table);
-  } else if (!recorded && exists) {
-    rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
-                            "mariadb %s:%u: table %s exists, but %s" PERIODS
-                            " has no record of it (not made by idgen, or the record "
-                            "lost): refused",
-                            s->host, s->port, table, m->table);
-  } else if (exists && !engine_keeps_counter(engine)) {
-    rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
-                            "mariadb %s:%u: period table %s is ENGINE=%.16s, which loses "
-                            "its AUTO_INCREMENT on a restart: refused (make it InnoDB)",
-                            s->host, s->port, table, engine);
-  } else {
-    rc = 0;
-    if (!recorded) {
-      snprintf(sql, sizeof sql,
-               "INSERT INTO `%s" PERIODS "` (period_table, state) VALUES ('%s', 'making')",
-               m->table, table);
-      rc = query(m, s, "record 'making'", sql);
-    }
-    if (!rc && !exists) {
-      /* InnoDB whatever the server's default_storage_engine: it keeps the counter */
-      snprintf(sql, sizeof sql,
-               "CREATE TABLE IF NOT EXISTS `%s` (id BIGINT UNSIGNED NOT NULL "
-               "AUTO_INCREMENT, stub VARCHAR(%d) NOT NULL DEFAULT '', PRIMARY KEY (id), "
-               "UNIQUE KEY stub (stub)) ENGINE=InnoDB",
-               table, IDGEN_SEGMENT_NAME_MAX);
-      rc = query(m, s, "create the period table", sql);
-    }
-    /* The marker row: id 0 leaves the counter at the server's first number. */
-    if (!rc && !made) {
-      snprintf(sql, sizeof sql,
-               "SET STATEMENT sql_mode = 'NO_AUTO_VALUE_ON_ZERO' FOR INSERT IGNORE INTO "
-               "`%s` (id, stub) VALUES (0, '')",
-               table);
-      rc = query(m, s, "insert the marker row", sql);
-    }
-    if (!rc && !made) {
-      snprintf(sql, sizeof sql,
-               "UPDATE `%s" PERIODS "` SET state = 'made' WHERE period_table = '%s'",
-               m->table, table);
-      rc = query(m, s, "record 'made'", sql);
-    }
-    if (!rc && made) {
-      uint64_t marker = 0;
-      snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM `%s` WHERE id = 0", table);
-      rc = select_u64(m, s, sql, &marker);
-      if (!rc && marker != 1)
-        rc = idgen__segment_why(&m->base, IDGEN_EPROTO,
-                                "mariadb %s:%u: period table %s lost its marker row (id "
-                                "0): emptied, its counter may have gone back: refused",
-                                s->host, s->port, table);
-    }
-  }
+  period_start_ctx c = {m, s, table, ""};
+  period_state state = PERIOD_NEW;
+  rc = period_read(&c, &state);
+  if (!rc)
+    rc = period_on[state](&c);
   if (s->conn) {
     snprintf(sql, sizeof sql, "DO RELEASE_LOCK(%s)", lock);
     if (mysql_query(s->conn, sql)) {
-      if (!rc)
+      if (rc >= 0)
         rc = server_error(m, s, "release the periods' lock");
       disconnect(s);
     }
   }
-  if (rc)
+  if (rc < 0)
     return rc;
   snprintf(s->started, sizeof s->started, "%s", table);
-  return made;
+  return rc;
 }
 
 /* The block's two REPLACEs, with the table locked (see the top of the file). */
