@@ -185,31 +185,21 @@ static int form_arg(call *x, idgen__generator *g, size_t i, idgen__id_form *form
   return 1;
 }
 
-/* One 64-bit ID as a bulk string, written in place: "$N\r\n" (IDGEN_FORMAT_MAX < 100),
- * its text, "\r\n"; the null reply for an ID its layout cannot write as friendly. */
-_Static_assert(IDGEN_FORMAT_MAX < 100, "bulk_id writes a length of two digits at most");
+/* One 64-bit ID as a bulk string, written in place (idgen__resp_short_bulk_frame); the
+ * null reply for an ID its layout cannot write as friendly. */
+_Static_assert(IDGEN_FORMAT_MAX <= IDGEN__RESP_SHORT_BULK_MAX,
+               "an ID is a short bulk string");
 static void bulk_id(call *x, uint64_t id, idgen_format format, const idgen_layout *layout) {
   char *p = idgen__buf_reserve(x->out.buf, IDGEN_FORMAT_MAX + 8);
   if (!p)
     return;
-  int len = idgen_id_format(id, format, layout, p + 5, IDGEN_FORMAT_MAX);
+  int len =
+      idgen_id_format(id, format, layout, p + IDGEN__RESP_SHORT_BULK_AT, IDGEN_FORMAT_MAX);
   if (len < 0) {
     idgen__resp_null(&x->out);
     return;
   }
-  size_t n = (size_t)len, at = 0;
-  p[at++] = '$';
-  if (n >= 10)
-    p[at++] = (char)('0' + n / 10);
-  else
-    memmove(p + 4, p + 5, n);
-  p[at++] = (char)('0' + n % 10);
-  p[at++] = '\r';
-  p[at++] = '\n';
-  at += n;
-  p[at++] = '\r';
-  p[at++] = '\n';
-  x->out.buf->len += at;
+  x->out.buf->len += idgen__resp_short_bulk_frame(p, (size_t)len);
 }
 
 /* 1 if n IDs are charged to the connection's token's quota (idgen__svc_charge), before

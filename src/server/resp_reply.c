@@ -41,7 +41,7 @@ void idgen__resp_errorf(idgen__resp_out *o, const char *fmt, ...) {
 }
 
 void idgen__resp_bulk(idgen__resp_out *o, const char *s, size_t n) {
-  if (n >= 100) {
+  if (n > IDGEN__RESP_SHORT_BULK_MAX) {
     header(o, '$', n);
     idgen__buf_add(o->buf, s, n);
     idgen__buf_add(o->buf, "\r\n", 2);
@@ -51,18 +51,24 @@ void idgen__resp_bulk(idgen__resp_out *o, const char *s, size_t n) {
   char *p = idgen__buf_reserve(o->buf, n + 7);
   if (!p)
     return;
-  char *start = p;
-  *p++ = '$';
+  memcpy(p + IDGEN__RESP_SHORT_BULK_AT, s, n);
+  o->buf->len += idgen__resp_short_bulk_frame(p, n);
+}
+
+size_t idgen__resp_short_bulk_frame(char *p, size_t n) {
+  size_t at = 0;
+  p[at++] = '$';
   if (n >= 10)
-    *p++ = (char)('0' + n / 10);
-  *p++ = (char)('0' + n % 10);
-  *p++ = '\r';
-  *p++ = '\n';
-  memcpy(p, s, n);
-  p += n;
-  *p++ = '\r';
-  *p++ = '\n';
-  o->buf->len += (size_t)(p - start);
+    p[at++] = (char)('0' + n / 10);
+  else
+    memmove(p + 4, p + IDGEN__RESP_SHORT_BULK_AT, n);
+  p[at++] = (char)('0' + n % 10);
+  p[at++] = '\r';
+  p[at++] = '\n';
+  at += n;
+  p[at++] = '\r';
+  p[at++] = '\n';
+  return at;
 }
 
 void idgen__resp_bulks(idgen__resp_out *o, const char *s) {

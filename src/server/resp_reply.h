@@ -21,6 +21,12 @@ void idgen__resp_error(idgen__resp_out *o, const char *s, size_t n);
 void idgen__resp_errorf(idgen__resp_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void idgen__resp_bulk(idgen__resp_out *o, const char *s, size_t n);
+/* Frames a bulk string shorter than 100 bytes in place: its n bytes already at p + 5,
+ * p has room for n + 7. Writes "$N\r\n" before them (moving them left by one when N has
+ * one digit) and "\r\n" after; returns the frame's length. */
+#define IDGEN__RESP_SHORT_BULK_MAX 99
+#define IDGEN__RESP_SHORT_BULK_AT 5
+size_t idgen__resp_short_bulk_frame(char *p, size_t n);
 void idgen__resp_bulks(idgen__resp_out *o, const char *s);
 void idgen__resp_int(idgen__resp_out *o, int64_t v);
 /* Aggregate headers. A map of n pairs is "%n" in RESP3 and an array of 2n in RESP2; a
