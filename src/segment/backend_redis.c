@@ -22,10 +22,11 @@
 
 /* KEYS 1 counter, 2 registry. ARGV 1 name, 2 step, 3 start_after. 0 created (at
  * start_after: the first block is start_after + 1..), 1 there already, -1 lost (the
- * registry names it, the key is gone). */
+ * registry names it, the key is gone) and no start_after: a start_after N > 0 is the
+ * operator's word that no number above N was handed out, as on PostgreSQL and etcd. */
 static const char init_lua[] =
     "if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end\n"
-    "if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return -1 end\n"
+    "if ARGV[3] == '0' and redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return -1 end\n"
     "redis.call('SET', KEYS[1], ARGV[3])\n"
     "redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])\n"
     "return 0\n";
@@ -107,8 +108,9 @@ static int redis_init(idgen__segment_backend *b, const char *name, uint64_t step
     return idgen__segment_why(b, IDGEN_EPROTO,
                               "%s: key idgen:default:segment:%s is gone but " REGISTRY
                               " says it existed: its numbers would start again at 1 "
-                              "(restore the key, or HDEL the registry entry knowing that)",
-                              idgen__redis_where(&e->r), name);
+                              "(restore the key, or 'idgen segment init --start-after N %s' "
+                              "with N at or above every number handed out)",
+                              idgen__redis_where(&e->r), name, name);
   if (v != 0 && v != 1)
     return idgen__segment_why(b, IDGEN_EPROTO, "redis init script: unexpected reply");
   return (int)v;
@@ -151,8 +153,9 @@ static int redis_fetch(idgen__segment_backend *b, const char *name, uint64_t ste
     return idgen__segment_why(b, IDGEN_EPROTO,
                               "%s: key idgen:default:segment:%s is gone but " REGISTRY
                               " says it existed (lost: a restart without AOF, a failover, "
-                              "an eviction or a DEL): refused, its numbers would repeat",
-                              where, name);
+                              "an eviction or a DEL): refused, its numbers would repeat; "
+                              "restore it, or 'idgen segment init --start-after N %s'",
+                              where, name, name);
   case -3:
     return idgen__segment_why(
         b, IDGEN_ERANGE,

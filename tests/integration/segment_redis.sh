@@ -43,6 +43,16 @@ if part guard; then
   seg init lost >"$T/out" 2>"$T/err" || status=$?
   [[ $status -ne 0 ]] || fail "init of a lost key started it again"
   ok "init refuses to make a lost key again"
+  status=0
+  seg init --start-after 0 lost >"$T/out" 2>"$T/err" || status=$?
+  [[ $status -ne 0 ]] || fail "init --start-after 0 of a lost key started it again"
+  ok "init --start-after 0 is refused like a bare init"
+  # The operator's override: above every number handed out (5 here), as on PostgreSQL
+  # and etcd.
+  seg init --start-after 1000 lost >/dev/null || fail "init --start-after 1000 of a lost key refused"
+  first=$(seg next lost)
+  [[ $first -eq 1001 ]] || fail "after init --start-after 1000: first number $first, want 1001"
+  ok "init --start-after 1000 makes a lost key again: the next number is $first"
 fi
 
 if part replica; then
