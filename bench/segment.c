@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_segment: %s\n", err);
     return 2;
   }
-  if (b->vtable->init(b, name, (uint64_t)step, 0) < 0) {
+  if (b->vtable->init(b, name, (uint64_t)step, 0, 0) < 0) {
     fprintf(stderr, "bench_segment: %s\n", b->why);
     return 1;
   }

@@ -20,6 +20,7 @@ typedef struct segment_args {
   int step_set;
   uint64_t start_after;      /* init: numbers 1..start_after are in use already */
   const char *from_sequence; /* init, postgres: start after this sequence's last value */
+  int force;                 /* init: --start-after below the backend's recorded highest */
   int64_t timeout_ms;
 } segment_args;
 
@@ -27,7 +28,7 @@ static void usage(FILE *out) {
   fprintf(
       out,
       "usage: idgen segment init [--backend B] [--dsn DSN] [--step N]\n"
-      "                          [--start-after N | --from-sequence SEQ] NAME\n"
+      "                          [--start-after N [--force] | --from-sequence SEQ] NAME\n"
       "       idgen segment next [--backend B] [--dsn DSN] [-n N] [--step N] NAME\n"
       "\n"
       "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
@@ -40,7 +41,7 @@ static void usage(FILE *out) {
       "are not printed are never handed out (a gap). No number is printed twice, by this\n"
       "or any other process using the same backend and NAME.\n"
       "\n"
-      "  -b, --backend B   file (default), postgres, etcd or mariadb\n"
+      "  -b, --backend B   file (default), postgres, etcd, mariadb or redis\n"
       "  -d, --dsn DSN     where the backend is:\n"
       "                      file      a directory (holds segment-NAME) or a file path;\n"
       "                                default $IDGEN_STATE_DIR or the state directory\n"
@@ -53,6 +54,8 @@ static void usage(FILE *out) {
       "                                [password=..] [table=tickets64]\": Flickr's ticket\n"
       "                                servers, each with auto_increment_increment = the\n"
       "                                server count and an offset of its own\n"
+      "                      redis     redis://[user:pass@]HOST:PORT[/db] (key\n"
+      "                                idgen:default:segment:NAME)\n"
       "  -n, --count N     next: how many numbers, 1 to %llu (default 1)\n"
       "  -s, --step N      next: the block size (default N, so nothing is skipped);\n"
       "                    init: the step recorded in the row (postgres; default 1000)\n"
@@ -63,6 +66,8 @@ static void usage(FILE *out) {
       "                    in use (docs/adopt.md); postgres, etcd, redis: N > 0 also\n"
       "                    makes again a lost sequence (N at or above every number\n"
       "                    it handed out)\n"
+      "      --force       init: accept a --start-after N below the highest number the\n"
+      "                    backend's records say was handed out (refused without it)\n"
       "  -f, --from-sequence SEQ\n"
       "                    init, postgres: N is the last value of the PostgreSQL\n"
       "                    sequence SEQ in the DSN's database (stop using SEQ first)\n"
@@ -80,6 +85,7 @@ static int parse_args(int argc, char **argv, segment_args *a) {
                                           {"timeout", required_argument, NULL, 't'},
                                           {"start-after", required_argument, NULL, 'a'},
                                           {"from-sequence", required_argument, NULL, 'f'},
+                                          {"force", no_argument, NULL, 'F'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   uint64_t v;
@@ -122,6 +128,9 @@ static int parse_args(int argc, char **argv, segment_args *a) {
     case 'f':
       a->from_sequence = optarg;
       break;
+    case 'F':
+      a->force = 1;
+      break;
     case 'h':
       usage(stdout);
       return -1;
@@ -139,6 +148,8 @@ static int parse_args(int argc, char **argv, segment_args *a) {
   a->name = argv[optind];
   if ((a->start_after || a->from_sequence) && strcmp(a->cmd, "segment init"))
     return cli_error(CLI_USAGE, a->cmd, "--start-after and --from-sequence are for init");
+  if (a->force && !a->start_after)
+    return cli_error(CLI_USAGE, a->cmd, "--force is for init --start-after N");
   if (a->start_after && a->from_sequence)
     return cli_error(CLI_USAGE, a->cmd, "--start-after or --from-sequence, not both");
   if (a->from_sequence && strcmp(a->backend, "postgres"))
@@ -194,7 +205,8 @@ static int run_init(segment_args *a) {
   }
   int rc = idgen__segment_file_claim(b, claim_ns(), a->name);
   if (rc == 0)
-    rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000, a->start_after);
+    rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000, a->start_after,
+                         a->force);
   if (rc < 0)
     status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
   else if (rc == 0 && !a->start_after)

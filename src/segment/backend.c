@@ -85,7 +85,7 @@ int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const ch
                              uint64_t step) {
   if (b->vtable->key_start)
     return b->vtable->key_start(b, ns, key, step);
-  return b->vtable->init(b, key, step, 0);
+  return b->vtable->init(b, key, step, 0, 0);
 }
 
 int idgen__segment_period_check(idgen__segment_backend *b, const char *name,

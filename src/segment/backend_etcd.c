@@ -130,7 +130,8 @@ static int gone(etcd_backend *e, const char *key, const char *name) {
 /* The key made at start_after with its record, in one transaction, if it is absent and
  * (unless start_after, the operator's N > 0) was never made. */
 static int etcd_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                     uint64_t start_after) {
+                     uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   etcd_backend *e = (etcd_backend *)b;
   (void)step; /* the step is the generator's; the key keeps only the max */
   char key[IDGEN_SEGMENT_NAME_MAX + 32], made[IDGEN_SEGMENT_NAME_MAX + 32];

@@ -292,7 +292,8 @@ static int prepare(file_backend *f, const char *name, make_mode mode) {
 }
 
 static int file_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                     uint64_t start_after) {
+                     uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   file_backend *f = (file_backend *)b;
   f->start_after = start_after;
   (void)step; /* the step is the generator's; the file keeps only the max */

@@ -605,7 +605,8 @@ static int period_start_all(mariadb_backend *m, const char *table) {
 }
 
 static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                        uint64_t start_after) {
+                        uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   mariadb_backend *m = (mariadb_backend *)b;
   (void)step; /* the step is the generator's; a ticket server keeps only its counter */
   if (idgen__segment_name_check(name))

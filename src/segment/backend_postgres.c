@@ -266,7 +266,8 @@ static int gone(pg_backend *p, const char *name) {
  * its record says it was made and lost (then only an explicit start_after, N > 0,
  * makes it again). It returns (made now, made before, the row was there). */
 static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                   uint64_t start_after) {
+                   uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   pg_backend *p = (pg_backend *)b;
   int rc = make_tables(p, 1);
   if (rc)

@@ -93,7 +93,8 @@ static redisReply *eval(redis_backend *e, const char *script, const char *name,
 }
 
 static int redis_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                      uint64_t start_after) {
+                      uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   redis_backend *e = (redis_backend *)b;
   char s[24], after[24];
   snprintf(s, sizeof s, "%" PRIu64, step);

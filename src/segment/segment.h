@@ -47,9 +47,11 @@ typedef struct idgen__segment_backend_class {
    * was). step is recorded where the backend keeps one (postgres). postgres, etcd and
    * redis record what they made: one that is gone while its record is there was lost,
    * and is refused (IDGEN_EPROTO, one line), unless start_after > 0 (postgres, etcd: the
-   * operator's N, at or above every number it handed out). */
+   * operator's N, at or above every number it handed out). Where the backend holds a
+   * record of the highest number handed out, a start_after below it is refused
+   * (IDGEN_EPROTO, one line naming the recorded number) unless force is 1. */
   int (*init)(idgen__segment_backend *b, const char *name, uint64_t step,
-              uint64_t start_after);
+              uint64_t start_after, int force);
   /* Leases the next block of step numbers of name with one atomic operation of the
    * backend, all of them above floor (the highest number this generator has leased
    * before, 0 if none: only mariadb, whose servers count apart, needs it; the others

@@ -19,7 +19,8 @@ typedef struct mem_backend {
 } mem_backend;
 
 static int mem_init(idgen__segment_backend *b, const char *name, uint64_t step,
-                    uint64_t start_after) {
+                    uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   (void)b, (void)name, (void)step, (void)start_after;
   return 0;
 }

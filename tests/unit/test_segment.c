@@ -383,8 +383,8 @@ static void test_file_backend(void **state) {
   idgen__segment_block blk;
   assert_int_equal(a->vtable->fetch(a, "orders", 10, 0, &blk), -ENOENT);
   assert_non_null(strstr(a->why, "run 'idgen segment init' first"));
-  assert_int_equal(a->vtable->init(a, "orders", 10, 0), 0);
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 1); /* idempotent */
+  assert_int_equal(a->vtable->init(a, "orders", 10, 0, 0), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 1); /* idempotent */
   /* two openers of one file get disjoint blocks, one after the other */
   assert_int_equal(a->vtable->fetch(a, "orders", 10, 0, &blk), 0);
   assert_int_equal(blk.max, 10);
@@ -420,7 +420,7 @@ static void test_file_backend(void **state) {
   /* a DSN naming a file: it holds one name, and says so */
   snprintf(path, sizeof path, "%s/one.seq", dir);
   a = open_backend("file", path);
-  assert_int_equal(a->vtable->init(a, "events", 10, 0), 0);
+  assert_int_equal(a->vtable->init(a, "events", 10, 0, 0), 0);
   assert_int_equal(a->vtable->fetch(a, "events", 10, 0, &blk), 0);
   assert_int_equal(a->vtable->fetch(a, "orders", 10, 0, &blk), IDGEN_EPROTO);
   idgen__segment_backend_free(a);

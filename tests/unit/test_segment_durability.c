@@ -63,7 +63,7 @@ static idgen__segment_backend *open_orders(int64_t timeout_ms) {
   char err[256];
   assert_int_equal(
       idgen__segment_backend_open(&b, "file", dir, timeout_ms, err, sizeof err), 0);
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
   assert_int_equal(fake_sync_watch_path(&watch, path), 0);
   return b;
 }
@@ -82,7 +82,7 @@ static void test_each_block_is_synced_before_it_is_handed_out(void **state) {
     assert_int_equal(blk.max, 10 * i);
   }
   /* init of an existing file writes and syncs nothing */
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 1);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 1);
   assert_int_equal(watch.calls, 3);
   assert_int_equal(dir_watch.calls, 1);
   idgen__segment_backend_free(b);

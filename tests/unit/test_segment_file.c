@@ -148,20 +148,20 @@ static void test_init_makes_only_what_is_not_there(void **state) {
   (void)state;
   char why[256];
   idgen__segment_backend *b = open_dir(dir);
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
   idgen__segment_block blk;
   assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), 0);
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 1); /* there: left as it is */
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 1); /* there: left as it is */
   assert_string_equal(content("segment-orders"), "00000000000000000010 orders\n");
   /* An emptied file under a running process: refused, never read as 0. */
   put("segment-orders", "");
   assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), IDGEN_EPROTO);
   assert_non_null(strstr(b->why, "is empty"));
   /* init makes an emptied one again, and a removed one: the operator's choice. */
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
   assert_string_equal(content("segment-orders"), AT_0);
   unlink(strcat(strcpy(why, dir), "/segment-orders"));
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
   assert_string_equal(content("segment-orders"), AT_0);
   assert_int_equal(start(1, why, sizeof why), 1);
   idgen__segment_backend_free(b);

@@ -35,7 +35,8 @@ static int key_index(keys_backend *k, const char *key) {
 }
 
 static int kb_init(idgen__segment_backend *b, const char *key, uint64_t step,
-                   uint64_t start_after) {
+                   uint64_t start_after, int force) {
+  (void)force; /* the recorded highest is checked per backend (issue 35) */
   keys_backend *k = (keys_backend *)b;
   (void)step, (void)start_after;
   k->starts++;
