@@ -27,11 +27,16 @@ typedef struct idgen__tz idgen__tz;
 int idgen__tz_load(const char *name, idgen__tz **out, char *err, size_t errlen);
 void idgen__tz_free(idgen__tz *tz);
 const char *idgen__tz_name(const idgen__tz *tz);
+/* The first transition (Unix s) after after_s, or INT64_MAX. Thread-safe. */
+int64_t idgen__tz_next_transition_s(const idgen__tz *tz, int64_t after_s);
 /* The UTC offset in seconds at an instant. Thread-safe (read only). */
 int32_t idgen__tz_offset_s(const idgen__tz *tz, int64_t unix_ms);
 
-/* The period of kind holding unix_ms in tz: its number, and [start_ms, end_ms). 0, or
- * IDGEN_EOVERFLOW before 1970 or past year 9999. Thread-safe. */
+/* The period of kind holding unix_ms in tz: its number, and [start_ms, end_ms), where a
+ * period's start is the first instant whose local date is at or past its first day (a
+ * day may start at 01:00, last 23 or 25 hours) and its end the next period's start. So
+ * start_ms <= unix_ms < end_ms, and periods tile time. 0, or IDGEN_EOVERFLOW before 1970
+ * or past year 9999. Thread-safe. */
 int idgen__period_of(idgen__period_kind kind, const idgen__tz *tz, int64_t unix_ms,
                      uint64_t *number, int64_t *start_ms, int64_t *end_ms);
 

@@ -16,11 +16,18 @@
 # Then text forms (format:): a segment generator's ORD-{date:%Y%m%d}-{seq:06} over HTTP,
 # format=raw, parsed back by `idgen decode --generator`; a snowflake generator's ord_
 # prefix; bad formats refused at config time.
-# Parts: file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats.
+# Then a day in the hour before a midnight DST change (issue 35): America/Santiago on
+# 2026-09-06, America/Havana on 2026-03-08, Atlantic/Azores on 2026-03-29 jump from
+# 23:59:59 to 01:00, so the day after starts at 01:00. At 23:30 local the day before, a
+# server with one thread answers with a number of that day, /healthz and the default
+# generator answer too, and the day's counter stays within what was handed out (no
+# blocks burnt in a loop); a second server started at 23:59:58 crosses the jump, hands
+# out both days' numbers (the new one from 1), none twice, each day's rising.
+# Parts: file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats dst.
 # Usage: server_segment_period.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats -- "${@:2}"
+parts file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats dst -- "${@:2}"
 for tool in curl jq; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
@@ -379,5 +386,61 @@ YAML
   check "no generator of that name" "2" \
     "$("$IDGEN" decode --generator nope --config "$WORK/fmt.yaml" x 2>/dev/null; echo $?)"
   stop_server || fail "formats: exit status"
+fi
+if part dst; then
+  # dst_case ZONE UTC-AT-23:30-LOCAL UTC-AT-23:59:58-LOCAL DAY NEXT-DAY
+  dst_case() {
+    local zone=$1 at=$2 near=$3 day=$4 next=$5 dir=$WORK/dst-$4 code body
+    mkdir -p "$dir"
+    write_config "$WORK/dst-$day.yaml" file "$dir/"
+    sed -i "s|timezone: UTC|timezone: $zone|" "$WORK/dst-$day.yaml"
+    # One serving thread: a request that spun would stall every other request.
+    TZ=UTC LD_PRELOAD=$FT FAKETIME="@$at" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+      launch_server "dst-$day" --config "$WORK/dst-$day.yaml" --threads 1 || return
+    # Bounded: on the code before issue 35 the request never answers.
+    code=$(curl -s -m 10 -o "$WORK/body" -w '%{http_code}' "http://$HTTP/v1/id?name=orders" || true)
+    body=$(jq -r '.id // empty' "$WORK/body" 2>/dev/null || true)
+    check "$zone 23:30: an answer" 200 "$code"
+    if [[ $code != 200 ]]; then # a server that spins answers nothing more: stopped
+      kill -KILL "$SERVER_PID" 2>/dev/null || true
+      return
+    fi
+    check_match "$zone 23:30: a number of $day" "^${day}00000[1-9]$" "$body"
+    check "$zone 23:30: /healthz answers" 200 \
+      "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://$HTTP/healthz" || true)"
+    check "$zone 23:30: the default generator answers" 200 \
+      "$(curl -s -m 10 -o /dev/null -w '%{http_code}' "http://$HTTP/v1/id" || true)"
+    local i
+    for i in $(seq 20); do curl -s -m 10 -o /dev/null "http://$HTTP/v1/id?name=orders" || true; done
+    # 21 numbers in blocks of 5: the day's counter holds at most a few blocks more.
+    local info
+    info=$(curl -s -m 10 "http://$HTTP/v1/info" |
+      jq -r '.generators.orders | "\(.current_period) \(.last_leased) \(.blocks_fetched)"' || true)
+    check_match "$zone 23:30: the day's counter bounded (period last_leased blocks)" \
+      "^$day ([1-9]|[1-3][0-9]|40) ([1-8])$" "$info"
+    stop_server || fail "$zone 23:30: exit status"
+    # Across the jump: 23:59:58 local, then 01:00 of the next day 2 s later.
+    TZ=UTC LD_PRELOAD=$FT FAKETIME="@$near" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+      launch_server "dst-$day-near" --config "$WORK/dst-$day.yaml" --threads 1 || return
+    : >"$WORK/dst-$day.out"
+    local end=$((SECONDS + 30))
+    until grep -q "^$next" "$WORK/dst-$day.out" || ((SECONDS > end)); do
+      curl -s -m 10 "http://$HTTP/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$WORK/dst-$day.out" || true
+    done
+    check_match "$zone across the jump: both days drawn" "^[1-9][0-9]* [1-9][0-9]*$" \
+      "$(grep -c "^$day" "$WORK/dst-$day.out") $(grep -c "^$next" "$WORK/dst-$day.out")"
+    check "$zone across the jump: only the two days' numbers" 0 \
+      "$(grep -cvE "^${day}[0-9]{6}$|^${next}[0-9]{6}$" "$WORK/dst-$day.out")"
+    check "$zone across the jump: the new day starts at 1" "${next}000001" \
+      "$(grep "^$next" "$WORK/dst-$day.out" | sort -n | head -1)"
+    check "$zone across the jump: no number twice" "" \
+      "$(sort "$WORK/dst-$day.out" | uniq -d | head -3 | tr '\n' ' ')"
+    check "$zone across the jump: rising" "" \
+      "$(awk 'NR>1 && $0+0 <= p {print p" then "$0; exit} {p=$0+0}' "$WORK/dst-$day.out")"
+    stop_server || fail "$zone across the jump: exit status"
+  }
+  dst_case America/Santiago "2026-09-06 03:30:00" "2026-09-06 03:59:58" 20260905 20260906
+  dst_case America/Havana "2026-03-08 04:30:00" "2026-03-08 04:59:58" 20260307 20260308
+  dst_case Atlantic/Azores "2026-03-29 00:30:00" "2026-03-29 00:59:58" 20260328 20260329
 fi
 finish

@@ -2,12 +2,16 @@
  * midnight: each period its own key from 1, the old period's blocks dropped, no number
  * handed out outside its period, a clock back across midnight refused, a full period
  * refused; periods and timezones (Europe/Berlin's DST) computed right. */
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -238,6 +242,189 @@ static void test_timezone(void **state) {
   assert_int_equal(idgen__tz_load("../etc/passwd", &tz, err, sizeof err), IDGEN_EINVAL);
 }
 
+/* Santiago, 2026-09-06: 23:59:59 -04 is followed by 01:00:00 -03 (04:00Z), so the 6th
+ * starts at 01:00 and the 5th ends at 04:00Z, not at a local midnight that does not
+ * exist (before issue 35 the 5th ended at 03:00Z, before the instants it held). */
+static void test_day_starting_at_one(void **state) {
+  (void)state;
+  static const struct {
+    const char *zone;
+    int64_t at_ms, start_ms, end_ms;
+    uint64_t day;
+  } cases[] = {
+      /* 23:30 local the day before the jump; the day before has 24 h, from 04:00Z */
+      {"America/Santiago", INT64_C(1788665400000), INT64_C(1788580800000),
+       INT64_C(1788667200000), 20260905},
+      {"America/Havana", INT64_C(1772944200000), INT64_C(1772859600000),
+       INT64_C(1772946000000), 20260307},
+      {"Atlantic/Azores", INT64_C(1774744200000), INT64_C(1774659600000),
+       INT64_C(1774746000000), 20260328},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    idgen__tz *tz;
+    char err[128];
+    assert_int_equal(idgen__tz_load(cases[i].zone, &tz, err, sizeof err), 0);
+    uint64_t n;
+    int64_t start, end;
+    assert_int_equal(
+        idgen__period_of(IDGEN__PERIOD_DAY, tz, cases[i].at_ms, &n, &start, &end), 0);
+    if (n != cases[i].day || start != cases[i].start_ms || end != cases[i].end_ms)
+      fail_msg("%s: day %llu [%lld, %lld), want %llu [%lld, %lld)", cases[i].zone,
+               (unsigned long long)n, (long long)start, (long long)end,
+               (unsigned long long)cases[i].day, (long long)cases[i].start_ms,
+               (long long)cases[i].end_ms);
+    /* The next day starts at 01:00 local: 23 hours long. */
+    assert_int_equal(idgen__period_of(IDGEN__PERIOD_DAY, tz, end, &n, &start, &end), 0);
+    assert_true(n == cases[i].day + 1 && end - start == 23 * INT64_C(3600000));
+    idgen__tz_free(tz);
+  }
+}
+
+/* ---- Every zone of the system's tzdata, 2026-2030 ---------------------------------- */
+
+#define Y2026_MS INT64_C(1767225600000) /* 2026-01-01T00:00Z */
+#define Y2031_MS INT64_C(1924992000000) /* 2031-01-01T00:00Z */
+
+typedef struct zone_walk {
+  const char *dir;
+  size_t dirlen;
+  dev_t dev[2048];
+  ino_t ino[2048];
+  size_t nseen, zones, periods, samples;
+} zone_walk;
+
+static zone_walk *walk;
+
+/* The number of the period after the one numbered n. */
+static uint64_t successor(idgen__period_kind kind, uint64_t n) {
+  int y, m, d;
+  assert_int_equal(idgen__period_date(kind, n, &y, &m, &d), 0);
+  if (kind == IDGEN__PERIOD_YEAR)
+    return n + 1;
+  if (kind == IDGEN__PERIOD_MONTH)
+    return m == 12 ? (uint64_t)(y + 1) * 100 + 1 : n + 1;
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  int last = days[m - 1] + (m == 2 && y % 4 == 0 && (y % 100 || y % 400 == 0));
+  if (d < last)
+    return n + 1;
+  return m == 12 ? (uint64_t)(y + 1) * 10000 + 101 : (uint64_t)y * 10000 + (uint64_t)(m + 1) * 100 + 1;
+}
+
+/* The instant t in period (n, start, end): period_of says so, the same bounds, and the
+ * day is the one the C library's localtime gives (TZ set to the zone). */
+static void expect_in(const char *zone, idgen__period_kind kind, const idgen__tz *tz,
+                      int64_t t, uint64_t n, int64_t start, int64_t end) {
+  uint64_t got;
+  int64_t s, e;
+  int rc = idgen__period_of(kind, tz, t, &got, &s, &e);
+  walk->samples++;
+  if (rc || got != n || s != start || e != end || !(s <= t && t < e))
+    fail_msg("%s %s at %lld: rc %d period %llu [%lld, %lld), want %llu [%lld, %lld)", zone,
+             idgen__period_name(kind), (long long)t, rc, (unsigned long long)got,
+             (long long)s, (long long)e, (unsigned long long)n, (long long)start,
+             (long long)end);
+  if (kind == IDGEN__PERIOD_DAY) {
+    time_t secs = (time_t)(t >= 0 ? t / 1000 : -((-t + 999) / 1000));
+    struct tm tm;
+    assert_non_null(localtime_r(&secs, &tm));
+    uint64_t libc = (uint64_t)(tm.tm_year + 1900) * 10000 + (uint64_t)(tm.tm_mon + 1) * 100 +
+                    (uint64_t)tm.tm_mday;
+    if (libc != n)
+      fail_msg("%s at %lld: day %llu, the C library says %llu", zone, (long long)t,
+               (unsigned long long)n, (unsigned long long)libc);
+  }
+}
+
+/* One zone, one kind: from the period holding 2026-01-01T00:00Z to the one holding
+ * 2031-01-01T00:00Z, each period's end is the next one's start, the next one's number
+ * is the next number, and every period is a non-empty interval; each bound ±1 ms and
+ * ±1 s and each transition ±1 s lie in the period that holds them. */
+static void zone_tiles(const char *zone, const idgen__tz *tz, idgen__period_kind kind) {
+  uint64_t n;
+  int64_t start, end;
+  assert_int_equal(idgen__period_of(kind, tz, Y2026_MS - 2 * 86400000, &n, &start, &end), 0);
+  int64_t tr = idgen__tz_next_transition_s(tz, start / 1000 - 2);
+  while (start <= Y2031_MS) {
+    if (end <= start)
+      fail_msg("%s %s %llu: empty [%lld, %lld)", zone, idgen__period_name(kind),
+               (unsigned long long)n, (long long)start, (long long)end);
+    const int64_t near[] = {start, start + 1, start + 1000, end - 1000, end - 1};
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++)
+      if (near[i] >= start && near[i] < end)
+        expect_in(zone, kind, tz, near[i], n, start, end);
+    for (; tr < INT64_MAX / 2 && tr * 1000 + 1000 < end;
+         tr = idgen__tz_next_transition_s(tz, tr)) /* each transition ±1 s inside */
+      for (int64_t t = tr * 1000 - 1000; t <= tr * 1000 + 1000; t += 1000)
+        if (t >= start && t < end)
+          expect_in(zone, kind, tz, t, n, start, end);
+    uint64_t n2;
+    int64_t s2, e2;
+    assert_int_equal(idgen__period_of(kind, tz, end, &n2, &s2, &e2), 0);
+    if (s2 != end || n2 != successor(kind, n))
+      fail_msg("%s %s %llu [%lld, %lld) is followed by %llu [%lld, %lld)", zone,
+               idgen__period_name(kind), (unsigned long long)n, (long long)start,
+               (long long)end, (unsigned long long)n2, (long long)s2, (long long)e2);
+    if (s2 - 1 >= start)
+      expect_in(zone, kind, tz, s2 - 1, n, start, end);
+    n = n2, start = s2, end = e2;
+    walk->periods++;
+  }
+}
+
+/* The zones: every TZif file under the tz directory (a file starting "TZif"; so not
+ * zone.tab, iso3166.tab, tzdata.zi, leapseconds, leap-seconds.list), once per file
+ * (links and the copies posixrules and localtime are the same inode), not under posix/
+ * (the same files again) nor right/ (leap-second times: not the clock's). */
+static int zone_file(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+  const char *name = path + walk->dirlen + 1;
+  if (type == FTW_D && ftw->level == 1 && (!strcmp(name, "posix") || !strcmp(name, "right")))
+    return FTW_SKIP_SUBTREE;
+  if (type != FTW_F)
+    return FTW_CONTINUE;
+  for (size_t i = 0; i < walk->nseen; i++)
+    if (walk->dev[i] == st->st_dev && walk->ino[i] == st->st_ino)
+      return FTW_CONTINUE;
+  FILE *f = fopen(path, "rb");
+  char magic[4] = {0};
+  size_t got = f ? fread(magic, 1, 4, f) : 0;
+  if (f)
+    fclose(f);
+  if (got != 4 || memcmp(magic, "TZif", 4))
+    return FTW_CONTINUE;
+  assert_true(walk->nseen < sizeof walk->ino / sizeof walk->ino[0]);
+  walk->dev[walk->nseen] = st->st_dev;
+  walk->ino[walk->nseen++] = st->st_ino;
+  idgen__tz *tz;
+  char err[256];
+  if (idgen__tz_load(name, &tz, err, sizeof err))
+    fail_msg("%s: %s", name, err);
+  char tzvar[600];
+  snprintf(tzvar, sizeof tzvar, ":%s", path);
+  setenv("TZ", tzvar, 1);
+  tzset();
+  zone_tiles(name, tz, IDGEN__PERIOD_DAY);
+  zone_tiles(name, tz, IDGEN__PERIOD_MONTH);
+  zone_tiles(name, tz, IDGEN__PERIOD_YEAR);
+  idgen__tz_free(tz);
+  walk->zones++;
+  return FTW_CONTINUE;
+}
+
+static void test_every_zone_tiles(void **state) {
+  (void)state;
+  static zone_walk w;
+  const char *env = getenv("TZDIR");
+  w.dir = env && *env ? env : "/usr/share/zoneinfo";
+  w.dirlen = strlen(w.dir);
+  walk = &w;
+  assert_int_equal(nftw(w.dir, zone_file, 32, FTW_PHYS | FTW_ACTIONRETVAL), 0);
+  unsetenv("TZ");
+  tzset();
+  print_message("%zu zones, %zu periods, %zu instants checked\n", w.zones, w.periods,
+                w.samples);
+  assert_true(w.zones > 300); /* the tz database is there (tzdata) */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_midnight),
@@ -245,6 +432,8 @@ int main(void) {
       cmocka_unit_test(test_clock_back_across_midnight),
       cmocka_unit_test(test_full_period),
       cmocka_unit_test(test_timezone),
+      cmocka_unit_test(test_day_starting_at_one),
+      cmocka_unit_test(test_every_zone_tiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
