@@ -43,7 +43,8 @@ extern "C" {
   X(ECLOCKSKEW, -1044, "local clock disagrees with the fleet")                             \
   X(ETIMEDOUT, -1045, "timed out")                                                         \
   X(ENOPROVIDER, -1046, "lease provider not in this program (etcd: link libidgen-etcd)")   \
-  X(EBACKEND, -1050, "segment backend unavailable and no buffered numbers left")
+  X(EBACKEND, -1050, "segment backend unavailable and no buffered numbers left")          \
+  X(EPERIOD, -1051, "segment period cannot be entered: the clock is in none it can issue in")
 
 enum {
 #define IDGEN_ERROR_ENUM(name, value, text) IDGEN_##name = (value),

@@ -24,6 +24,10 @@
 #define OFF_MASK ((UINT64_C(1) << OFF_BITS) - 1)
 #define GEN_OF(w) ((w) >> OFF_BITS)
 #define NS_PER_MS INT64_C(1000000)
+/* Period changes one call may meet: a call crosses one bound, two on a clock stepped
+ * meanwhile; more means the clock runs away or the bounds are wrong, never a reason to
+ * lease and burn blocks on (issue 35). */
+#define PERIOD_CHANGES_MAX 3
 
 _Static_assert(IDGEN_SEGMENT_STEP_MAX < (UINT64_C(1) << OFF_BITS), "step fits the offset");
 
@@ -78,6 +82,7 @@ struct idgen__segment {
   _Atomic uint64_t blocks, backend_errors, refused, waits;
   _Atomic uint64_t step_now, last_max_now, next_left_now, period_now, period_dropped;
   _Atomic uint64_t period_burnt;
+  _Atomic uint64_t period_changes; /* every change of period, even to the same number */
   _Atomic int backend_ok;
   _Atomic uint64_t latency_count, latency_sum_us;
   _Atomic uint64_t latency_buckets[IDGEN_LEASE_LATENCY_BUCKETS];
@@ -230,6 +235,16 @@ static int sync_period(idgen__segment *seg) {
   int rc = idgen__period_of(seg->cfg.period, seg->cfg.tz, now, &number, &start, &end);
   if (rc < 0)
     return rc;
+  /* A period entered must hold the clock, else the next check leaves it at once and a
+   * caller changes period without end: refused, and nothing is fetched for it. */
+  if (!(start <= now && now < end)) {
+    snprintf(seg->err, sizeof seg->err,
+             "segment '%s': period %llu [%lld, %lld) does not hold the clock (%lld ms): "
+             "refused",
+             seg->cfg.name, (unsigned long long)number, (long long)start, (long long)end,
+             (long long)now);
+    return IDGEN_EPERIOD;
+  }
   seg->period = number;
   seg->period_start_ms = start;
   seg->period_end_ms = end;
@@ -240,6 +255,7 @@ static int sync_period(idgen__segment *seg) {
   seg->last_fetch_ns = -1;
   seg->step = seg->cfg.step;
   atomic_store(&seg->period_now, number);
+  atomic_fetch_add(&seg->period_changes, 1);
   /* An empty block of the new period in the next slot (not the current one: fill's
    * rule), then pos moves to it; a reservation of the old generation fails its CAS. */
   slot *next = &seg->slots[(GEN_OF(atomic_load(&seg->pos)) + 1) & 1];
@@ -270,10 +286,11 @@ static int fetch_locked(idgen__segment *seg) {
     seg->last_rc = rc;
     seg->failing = 1;
     seg->retry_at_ns = now_ns(seg) + seg->cfg.retry_ns;
-    snprintf(seg->err, sizeof seg->err, "segment '%s': %s", seg->cfg.name,
-             rc == IDGEN_ECLOCKBACK
-                 ? "the clock is behind the current period: waiting for it"
-                 : idgen_strerror(rc));
+    if (rc != IDGEN_EPERIOD) /* its reason is in err already */
+      snprintf(seg->err, sizeof seg->err, "segment '%s': %s", seg->cfg.name,
+               rc == IDGEN_ECLOCKBACK
+                   ? "the clock is behind the current period: waiting for it"
+                   : idgen_strerror(rc));
     pthread_cond_broadcast(&seg->fetched);
     return rc;
   }
@@ -499,8 +516,31 @@ static int in_period(idgen__segment *seg, const window *win, uint64_t k) {
   return rc < 0 ? rc : 0;
 }
 
+/* One turn of a call: refused once the period changed more than PERIOD_CHANGES_MAX
+ * times since the call began (*seen: the count of changes it saw last). */
+static int period_turn(idgen__segment *seg, uint64_t *seen, int *changes) {
+  uint64_t now = atomic_load(&seg->period_changes);
+  if (now == *seen)
+    return 0;
+  *seen = now;
+  if (++*changes <= PERIOD_CHANGES_MAX)
+    return 0;
+  atomic_fetch_add(&seg->refused, 1);
+  pthread_mutex_lock(&seg->mu);
+  snprintf(seg->err, sizeof seg->err,
+           "segment '%s': the period changed %d times in one call (period %llu now): "
+           "refused, the clock or the period's bounds are wrong",
+           seg->cfg.name, *changes, (unsigned long long)atomic_load(&seg->period_now));
+  pthread_mutex_unlock(&seg->mu);
+  return IDGEN_EPERIOD;
+}
+
 int idgen__segment_next(idgen__segment *seg, uint64_t *out) {
+  uint64_t seen = atomic_load(&seg->period_changes);
+  int changes = 0, prc;
   for (;;) {
+    if (seg->cfg.period && (prc = period_turn(seg, &seen, &changes)) < 0)
+      return prc;
     uint64_t first, stride, w;
     window win = {0, INT64_MIN, INT64_MAX};
     if (reserve(seg, 1, &first, &stride, &w, &win)) {
@@ -524,7 +564,11 @@ int64_t idgen__segment_next_batch(idgen__segment *seg, uint64_t *out, size_t n) 
   if (n > INT64_MAX)
     return IDGEN_EINVAL;
   size_t done = 0;
+  uint64_t seen = atomic_load(&seg->period_changes);
+  int changes = 0, prc;
   while (done < n) {
+    if (seg->cfg.period && (prc = period_turn(seg, &seen, &changes)) < 0)
+      return done ? (int64_t)done : prc;
     uint64_t first, stride, w;
     window win = {0, INT64_MIN, INT64_MAX};
     uint64_t k = reserve(seg, n - done, &first, &stride, &w, &win);
@@ -551,7 +595,11 @@ int idgen__segment_next_range(idgen__segment *seg, uint64_t n, uint64_t *first,
                               uint64_t *count, uint64_t *stride) {
   if (n == 0)
     return IDGEN_EINVAL;
+  uint64_t seen = atomic_load(&seg->period_changes);
+  int changes = 0, prc;
   for (;;) {
+    if (seg->cfg.period && (prc = period_turn(seg, &seen, &changes)) < 0)
+      return prc;
     uint64_t f, st, w;
     window win = {0, INT64_MIN, INT64_MAX};
     uint64_t k = reserve(seg, n, &f, &st, &w, &win);

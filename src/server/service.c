@@ -459,6 +459,8 @@ const char *idgen__svc_error_code(int err, int *temporary) {
     return "sequence_exhausted";
   case IDGEN_EBACKEND:
     return "backend_unavailable";
+  case IDGEN_EPERIOD:
+    return "period_unavailable";
   default:
     *temporary = 0;
     return "internal";

@@ -46,6 +46,8 @@ static int kb_init(idgen__segment_backend *b, const char *key, uint64_t step,
   k->starts++;
   if (key_index(k, key) >= 0)
     return 1;
+  if (k->nkeys == 8)
+    return idgen__segment_why(b, -3, "keys_backend: 8 keys already");
   snprintf(k->keys[k->nkeys], sizeof k->keys[0], "%s", key);
   k->max[k->nkeys++] = 0;
   return 0;
@@ -280,6 +282,31 @@ static void test_day_starting_at_one(void **state) {
   }
 }
 
+/* A clock that runs a day ahead at every read: each check after a reservation finds a
+ * new period. A call refuses after a few changes (IDGEN_EPERIOD, the reason said) rather
+ * than leasing block after block; before issue 35 it looped while keys lasted. */
+static void test_period_changes_bounded(void **state) {
+  (void)state;
+  fixture f;
+  make(&f, IDGEN__PERIOD_DAY, "UTC", 6, BEFORE_MIDNIGHT_NS);
+  f.clock.auto_advance_ns = 86400000 * MS;
+  uint64_t v = 0, range_first, range_count, range_stride, batch[3];
+  assert_int_equal(idgen__segment_next(f.seg, &v), IDGEN_EPERIOD);
+  assert_true(v == 0);
+  char why[256];
+  idgen__segment_last_error(f.seg, why, sizeof why);
+  assert_non_null(strstr(why, "the period changed 4 times in one call"));
+  assert_true(f.k.fetches <= 4);
+  int fetches = f.k.fetches;
+  assert_int_equal(idgen__segment_next_batch(f.seg, batch, 3), IDGEN_EPERIOD);
+  assert_int_equal(
+      idgen__segment_next_range(f.seg, 3, &range_first, &range_count, &range_stride),
+      IDGEN_EPERIOD);
+  assert_true(f.k.fetches - fetches <= 8);
+  assert_string_equal(idgen_err_name(IDGEN_EPERIOD), "IDGEN_EPERIOD");
+  done(&f);
+}
+
 /* ---- Every zone of the system's tzdata, 2026-2030 ---------------------------------- */
 
 #define Y2026_MS INT64_C(1767225600000) /* 2026-01-01T00:00Z */
@@ -433,6 +460,7 @@ int main(void) {
       cmocka_unit_test(test_full_period),
       cmocka_unit_test(test_timezone),
       cmocka_unit_test(test_day_starting_at_one),
+      cmocka_unit_test(test_period_changes_bounded),
       cmocka_unit_test(test_every_zone_tiles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
