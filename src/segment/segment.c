@@ -63,6 +63,7 @@ struct idgen__segment {
   int want;          /* a caller waits for a block */
   int failing;       /* the last fetch failed */
   int went_back;     /* a block at or below the floor came: no fetch any more */
+  int period_full;   /* the current period is full: no fetch until the next one */
   uint64_t attempts; /* fetches tried */
   int stop;
   int64_t retry_at_ns;   /* clock time of the next try after a failure */
@@ -141,7 +142,7 @@ static slot *current(idgen__segment *seg, uint64_t *offset) {
 
 /* 0 if a fetch is due now, the ns until the retry pause ends, or -1 if none is due. */
 static int64_t due_in(idgen__segment *seg) {
-  if (seg->next_ready || seg->fetching || seg->stop || seg->went_back)
+  if (seg->next_ready || seg->fetching || seg->stop || seg->went_back || seg->period_full)
     return -1;
   uint64_t off;
   slot *s = current(seg, &off);
@@ -251,6 +252,7 @@ static int sync_period(idgen__segment *seg) {
   snprintf(seg->key, sizeof seg->key, "%s:%llu", seg->cfg.name, (unsigned long long)number);
   seg->last_max = 0; /* a new key: its own counter and floor */
   seg->went_back = 0;
+  seg->period_full = 0;
   seg->failing = 0;
   seg->last_fetch_ns = -1;
   seg->step = seg->cfg.step;
@@ -351,6 +353,9 @@ static int fetch_locked(idgen__segment *seg) {
    * takes a block). Refused until restarted (docs/segment.md). */
   if (back)
     seg->went_back = 1;
+  /* Each fetch of a full period would take a block that can never be handed out. */
+  if (rc == IDGEN_ERANGE && seg->cfg.period)
+    seg->period_full = 1;
   if (rc) {
     seg->failing = 1;
     seg->retry_at_ns = now_ns(seg) + seg->cfg.retry_ns;

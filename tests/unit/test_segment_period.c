@@ -94,6 +94,7 @@ static void make(fixture *f, idgen__period_kind period, const char *zone, unsign
   c.max_step = 10;
   c.prefetch_pct = 0; /* the next block is fetched at once: one is always buffered */
   c.manual = 1;
+  c.retry_ns = 100 * MS;
   c.period = period;
   c.tz = f->tz;
   c.period_digits = digits;
@@ -200,6 +201,14 @@ static void test_full_period(void **state) {
   char why[256];
   idgen__segment_last_error(f.seg, why, sizeof why);
   assert_non_null(strstr(why, "period 202611 is full"));
+  /* No block more is leased for a full period: each would be burnt (issue 35). */
+  int fetches = f.k.fetches;
+  for (int i = 0; i < 5; i++) {
+    idgen_clock_fake_advance(&f.clock, 150 * MS); /* past the retry pause */
+    idgen__segment_run_fetcher(f.seg);
+    assert_int_equal(idgen__segment_next(f.seg, &v), IDGEN_EBACKEND);
+  }
+  assert_int_equal(f.k.fetches, fetches);
   idgen_clock_fake_advance(&f.clock, 1000 * MS); /* December */
   assert_true(next(&f) == UINT64_C(2026121));
   done(&f);
