@@ -207,7 +207,10 @@ void idgen__segment_free(idgen__segment *seg);
  * block is used up it moves to the buffered one; when none is buffered it waits for
  * the fetch in flight, or fails at once with IDGEN_EBACKEND if the backend's last
  * answer was a failure (idgen__segment_last_error says why); it hands out numbers
- * again, by itself, once a fetch succeeds. */
+ * again, by itself, once a fetch succeeds. With a period: IDGEN_ECLOCKBACK while the
+ * clock is behind the current period, IDGEN_EPERIOD when the clock's period cannot be
+ * entered (its bounds do not hold the clock) or the period changed more than 3 times
+ * during the call; nothing is fetched for such a period. */
 int idgen__segment_next(idgen__segment *seg, uint64_t *out);
 /* Hands out n numbers into out[0..n), increasing (runs of consecutive numbers within a
  * block). Returns n, or a negative error if none was handed out, or the count handed
