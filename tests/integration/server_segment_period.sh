@@ -123,8 +123,8 @@ if part file; then
   dir=$WORK/segdir
   mkdir -p "$dir"
   crossing file file "$dir/"
-  check "file: a key file and a .created record per day" \
-    "segment-orders:20261130 segment-orders:20261130.created segment-orders:20261201 segment-orders:20261201.created" \
+  check "file: a key file and a .created record per day, the days' newest record" \
+    "segment-orders:20261130 segment-orders:20261130.created segment-orders:20261201 segment-orders:20261201.created segment-orders:YYYYMMDD.newest" \
     "$(cd "$dir" && ls segment-orders:* | sort | tr '\n' ' ' | sed 's/ $//')"
   # The 1st's file lost: a server on the 1st refuses it (not again from 1).
   rm "$dir/segment-orders:20261201"
