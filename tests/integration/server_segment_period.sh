@@ -193,7 +193,7 @@ if part mariadb; then
   crossing mariadb mariadb "$MDB_DSN"
   for i in 0 1; do
     check "mariadb server $i: an InnoDB ticket table per day, and the record" \
-      "tickets64_20261130 InnoDB tickets64_20261201 InnoDB tickets64_periods InnoDB" \
+      "tickets64_20261130 InnoDB tickets64_20261201 InnoDB tickets64_newest InnoDB tickets64_periods InnoDB" \
       "$(sql "$i" "SELECT TABLE_NAME, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME LIKE 'tickets64%' ORDER BY 1" | tr '\t\n' '  ' | sed 's/ $//')"
     check "mariadb server $i: both days recorded made" \
       "tickets64_20261130 made tickets64_20261201 made" \
