@@ -15,12 +15,13 @@
 #     MariaDB the ticket servers' counters keep it above 30 whatever N (nothing to
 #     refuse).
 # Parts: postgres etcd file mariadb postgres-below etcd-below file-below mariadb-below
-#   postgres-rc (the fleet case at read committed and repeatable read).
+#   postgres-rc, mariadb-rc: the fleet case at read committed and repeatable read
+#   (PostgreSQL), on ticket servers at READ-COMMITTED (MariaDB).
 # Usage: server_segment_fleet.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
 parts postgres etcd file mariadb postgres-below etcd-below file-below mariadb-below \
-  postgres-rc -- "${@:2}"
+  postgres-rc mariadb-rc -- "${@:2}"
 for tool in psql etcdctl curl jq mariadb; do
   command -v "$tool" >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
@@ -32,15 +33,19 @@ export IDGEN_NAMESPACE=fleet-test-$$
 fleet_cleanup() {
   [[ ! -f $WORK/pg/pid ]] || "$SOURCE_DIR/scripts/pg-cluster.sh" stop "$WORK/pg" >/dev/null 2>&1 || true
   [[ ! -f $WORK/etcd/endpoints ]] || "$SOURCE_DIR/scripts/etcd-cluster.sh" stop "$WORK/etcd" || true
-  [[ ! -f $WORK/mdb/endpoints ]] || "$SOURCE_DIR/scripts/mariadb-cluster.sh" stop "$WORK/mdb" || true
+  local d
+  for d in "$WORK/mdb" "$WORK/mdb-rc"; do
+    [[ ! -f $d/endpoints ]] || "$SOURCE_DIR/scripts/mariadb-cluster.sh" stop "$d" || true
+  done
   cleanup
 }
 trap fleet_cleanup EXIT
 
 sql() { psql -q "$DSN" -Atc "$1"; }
 etcd_ctl() { ETCDCTL_API=3 etcdctl --endpoints="$DSN" "$@"; }
+MDB=$WORK/mdb MDB_OPTIONS=() # the ticket servers in use, and their options
 mdb() { # I STATEMENT: on ticket server I
-  mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$WORK/mdb/m$1.port")" -u root -N -B test -e "$2"
+  mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$MDB/m$1.port")" -u root -N -B test -e "$2"
 }
 # use_backend postgres|etcd|file|mariadb: starts it (once) and sets B and DSN.
 use_backend() {
@@ -56,8 +61,8 @@ use_backend() {
       mkdir -p "$WORK/segdir"
       DSN=$WORK/segdir/ ;;
     mariadb)
-      [[ -f $WORK/mdb/endpoints ]] || "$SOURCE_DIR/scripts/mariadb-cluster.sh" start "$WORK/mdb" 2 >/dev/null
-      DSN="servers=$(cat "$WORK/mdb/endpoints")" ;;
+      [[ -f $MDB/endpoints ]] || "$SOURCE_DIR/scripts/mariadb-cluster.sh" start "$MDB" 2 "${MDB_OPTIONS[@]}" >/dev/null
+      DSN="servers=$(cat "$MDB/endpoints")" ;;
   esac
 }
 seg() { "$IDGEN" segment "$1" --backend "$B" --dsn "$DSN" "${@:2}"; }
@@ -248,5 +253,11 @@ if part postgres-rc; then
     scenario_fleet "postgres-${level// /-}"
   done
   sql "ALTER DATABASE postgres RESET default_transaction_isolation"
+fi
+if part mariadb-rc; then
+  MDB=$WORK/mdb-rc MDB_OPTIONS=(--transaction-isolation=READ-COMMITTED)
+  use_backend mariadb
+  check "mariadb-rc: the servers run at READ-COMMITTED" READ-COMMITTED "$(mdb 0 "SELECT @@tx_isolation")"
+  scenario_fleet mariadb-rc
 fi
 finish
