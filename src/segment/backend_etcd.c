@@ -164,9 +164,15 @@ static int below(etcd_backend *e, const char *key, const char *name, uint64_t st
 /* The key made at start_after with its record, in one transaction, if it is absent and
  * its record is as last read: absent, or (only for the operator's N > 0) one whose
  * highest is at or below N, or any when forced. */
+static int etcd_key_start(idgen__segment_backend *b, const char *ns, const char *key_name,
+                          uint64_t step);
+
 static int etcd_init(idgen__segment_backend *b, const char *name, uint64_t step,
                      uint64_t start_after, int force) {
   etcd_backend *e = (etcd_backend *)b;
+  /* a period's key by its number alone: under the newest-period record, as a fetch's */
+  if (strchr(name, ':') && !start_after)
+    return etcd_key_start(b, NULL, name, step);
   (void)step; /* the step is the generator's; the key keeps only the max */
   char key[IDGEN_SEGMENT_NAME_MAX + 32], made[IDGEN_SEGMENT_NAME_MAX + 32];
   char text[24], record[3 * IDGEN_SEGMENT_NAME_MAX + 200];

@@ -335,6 +335,8 @@ done:
   return rc ? rc : existed;
 }
 
+static int start_period(file_backend *f, const char *ns, const char *key, int init);
+
 static int file_init(idgen__segment_backend *b, const char *name, uint64_t step,
                      uint64_t start_after, int force) {
   file_backend *f = (file_backend *)b;
@@ -345,6 +347,9 @@ static int file_init(idgen__segment_backend *b, const char *name, uint64_t step,
   int rc = f->is_dir ? idgen__state_dir_ready(f->path, err, sizeof err) : 0;
   if (rc)
     return idgen__segment_why(b, rc, "%s", err);
+  /* a period's key by its number alone: under the newest-period record, as a fetch's */
+  if (f->is_dir && strchr(name, ':') && !start_after)
+    return start_period(f, NULL, name, 1);
   return prepare(f, name, INIT);
 }
 
@@ -512,43 +517,49 @@ static int read_newest(file_backend *f, int fd, const char *path, const char *fa
 }
 
 /* A period key starts as idgen serve's default file does: made at 0 only if this
- * directory never made it (idgen__segment_file_start's may_make), and only at or above
- * the newest period of its family (then raised to it, synced, before the file is made),
- * all under the newest record's lock. A period behind it is used if its file is there,
- * and never made. */
-static int file_key_start(idgen__segment_backend *b, const char *ns, const char *key,
-                          uint64_t step) {
-  file_backend *f = (file_backend *)b;
-  (void)step; /* a file records no step */
+ * directory never made it (idgen__segment_file_start's may_make; init: prepare's INIT,
+ * the claim taken by its caller), and only at or above the newest period of its family
+ * (then raised to it, synced, before the file is made), all under the newest record's
+ * lock. A period behind it is used if its file is there, and never made. */
+static int start_period(file_backend *f, const char *ns, const char *key, int init) {
   char family[IDGEN_SEGMENT_NAME_MAX + 8];
   uint64_t number, newest;
-  if (!f->is_dir || !idgen__segment_period_key(key, family, sizeof family, &number))
-    return idgen__segment_file_start(b, ns, key, 1);
+  if (!idgen__segment_period_key(key, family, sizeof family, &number))
+    return idgen__segment_why(&f->base, IDGEN_EINVAL, "file: %s is no period key", key);
   char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
   snprintf(path, sizeof path, "%s/segment-%s.newest", f->path, family);
-  char err[IDGEN_SEGMENT_WHY_MAX];
-  int rc = idgen__state_dir_ready(f->path, err, sizeof err);
-  if (rc)
-    return idgen__segment_why(b, rc, "%s", err);
   int fresh;
   int fd = open_locked(f, path, 1, &fresh);
   if (fd < 0)
     return fd;
-  rc = read_newest(f, fd, path, family, &newest);
-  if (!rc && number < newest) {
-    rc = idgen__segment_file_start(b, ns, key, 0); /* there, or refused: never made */
+  int rc = read_newest(f, fd, path, family, &newest);
+  if (!rc && number < newest) { /* there, or refused: never made */
+    rc = init ? prepare(f, key, USE) : idgen__segment_file_start(&f->base, ns, key, 0);
     if (rc == -ENOENT)
-      rc = idgen__segment_behind(b, key, newest, path);
+      rc = idgen__segment_behind(&f->base, key, newest, path);
   } else if (!rc) {
     if (number > newest || fresh)
       rc = write_max(f, fd, path, family, number);
     if (!rc && fresh)
       rc = sync_dir(f, path);
     if (!rc)
-      rc = idgen__segment_file_start(b, ns, key, 1);
+      rc = init ? prepare(f, key, INIT) : idgen__segment_file_start(&f->base, ns, key, 1);
   }
   close(fd);
   return rc;
+}
+
+static int file_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                          uint64_t step) {
+  file_backend *f = (file_backend *)b;
+  (void)step; /* a file records no step */
+  if (!f->is_dir || !strchr(key, ':'))
+    return idgen__segment_file_start(b, ns, key, 1);
+  char err[IDGEN_SEGMENT_WHY_MAX];
+  int rc = idgen__state_dir_ready(f->path, err, sizeof err);
+  if (rc)
+    return idgen__segment_why(b, rc, "%s", err);
+  return start_period(f, ns, key, 0);
 }
 
 /* A period needs a file per period key: the directory form. */

@@ -293,12 +293,18 @@ static int below(pg_backend *p, const char *name, uint64_t start_after, const ch
  * unless it exists, or its record says it was made and lost (then only an explicit
  * start_after, N > 0, at or above the record's max_id, or forced, makes it again). It
  * returns (made now, made before, the row was there, the record's max_id). */
+static int pg_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                        uint64_t step);
+
 static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
                    uint64_t start_after, int force) {
   pg_backend *p = (pg_backend *)b;
   int rc = make_tables(p, 1);
   if (rc)
     return rc;
+  /* a period's key by its number alone: under the newest-period record, as a fetch's */
+  if (strchr(name, ':') && !start_after)
+    return pg_key_start(b, NULL, name, step);
   char step_text[24], start_text[24];
   snprintf(step_text, sizeof step_text, "%" PRIu64, step);
   snprintf(start_text, sizeof start_text, "%" PRIu64, start_after);

@@ -6,7 +6,8 @@
 #     enters 1 Dec; A stops; the 30 Nov row/key/file/table and its made record are
 #     deleted, as the docs allow for an old period once the newest-period record is
 #     past it; server B, its clock 20 s behind C's, starts in 30 Nov: refused ("period
-#     20261130 is behind 20261201"), never 20261130000001 again. Then the record itself
+#     20261130 is behind 20261201"), never 20261130000001 again; so is `segment init
+#     orders:20261130`. Then the record itself
 #     deleted by a foreign client: documented as losing the made record (B makes 30 Nov
 #     again); the record kept, two servers racing on the boundary (one each side) hand
 #     out no number twice.
@@ -181,6 +182,8 @@ scenario_fleet() {
   check "$label: B hands out nothing of 30 Nov" 0 "$(tail -n +$((before + 1)) "$seen" | grep -c '^20261130' || true)"
   check "$label: no number twice" "" "$(sort -n "$seen" | uniq -d | head -3 | tr '\n' ' ')"
   stop_server "$pb" || fail "$label: B exit status"
+  check_match "$label: segment init of the 30 Nov key is refused too" \
+    "^1 .*period 20261130 is behind 20261201" "$(init_status orders:20261130)"
   # The newest-period record deleted by a foreign client: as deleting the made record
   # (docs/segment.md), 30 Nov is made again at 0 by D. D (30 Nov) and C (1 Dec) then
   # race on the boundary: no 1 Dec number twice.
