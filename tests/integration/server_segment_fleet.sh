@@ -17,7 +17,8 @@
 #     refuse).
 # Parts: postgres etcd file mariadb postgres-below etcd-below file-below mariadb-below
 #   postgres-rc, mariadb-rc: the fleet case at read committed and repeatable read
-#   (PostgreSQL), on ticket servers at READ-COMMITTED (MariaDB).
+#   (PostgreSQL: then two inits racing on the boundary, one each side, 8 times: each
+#   made or refused behind, none failing), on ticket servers at READ-COMMITTED (MariaDB).
 # Usage: server_segment_fleet.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
@@ -69,9 +70,9 @@ use_backend() {
 seg() { "$IDGEN" segment "$1" --backend "$B" --dsn "$DSN" "${@:2}"; }
 # init_status ARGS...: "EXIT first-line-of-stderr"
 init_status() {
-  local rc=0
-  seg init "$@" >/dev/null 2>"$WORK/init.err" || rc=$?
-  echo "$rc $(head -1 "$WORK/init.err")"
+  local rc=0 err=$WORK/init.$BASHPID.err # its own file: inits may run at once
+  seg init "$@" >/dev/null 2>"$err" || rc=$?
+  echo "$rc $(head -1 "$err")"
 }
 # remove KEY: its row, key, file or period table gone (its made record stays).
 remove() {
@@ -254,6 +255,25 @@ if part postgres-rc; then
     sql "DELETE FROM leaf_alloc_made WHERE biz_tag LIKE 'orders:%'"
     sql "DELETE FROM leaf_alloc_newest" 2>/dev/null || true
     scenario_fleet "postgres-${level// /-}"
+    # Two makers racing on the boundary, one each side, 8 times: each is made, or the
+    # earlier day refused behind the later; none fails otherwise (a racing raise at
+    # repeatable read fails to serialize and runs again), and the record ends at 1 Dec.
+    race_out=$WORK/race-${level// /-}
+    : >"$race_out"
+    for r in 1 2 3 4 5 6 7 8; do
+      (init_status "race$r:20261130" >>"$race_out.a") &
+      (init_status "race$r:20261201" >>"$race_out.b") &
+      wait
+    done
+    cat "$race_out.a" "$race_out.b" >"$race_out"
+    check "postgres ${level}: racing makers: each made or refused behind" 0 \
+      "$(grep -cvE '^0 $|^1 .*period 20261130 is behind 20261201' "$race_out" || true)"
+    check "postgres ${level}: racing makers: every 1 Dec made, the record at it" "8 8" \
+      "$(grep -c '^0 $' "$race_out.b") $(sql "SELECT count(*) FROM leaf_alloc_newest WHERE family LIKE 'race%' AND period = 20261201")"
+    sql "DELETE FROM leaf_alloc_newest WHERE family LIKE 'race%'"
+    sql "DELETE FROM leaf_alloc WHERE biz_tag LIKE 'race%'"
+    sql "DELETE FROM leaf_alloc_made WHERE biz_tag LIKE 'race%'"
+    rm -f "$race_out".*
   done
   sql "ALTER DATABASE postgres RESET default_transaction_isolation"
 fi
