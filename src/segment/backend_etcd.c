@@ -44,7 +44,8 @@ static void newest_of(const char *family, char *out, size_t outlen) {
  * it with etcdctl. */
 static void made_text(const char *name, uint64_t highest, char *out, size_t outlen) {
   snprintf(out, outlen,
-           "%" PRIu64 " is the highest number handed out of /idgen/segment/%s, made in this "
+           "%" PRIu64
+           " is the highest number handed out of /idgen/segment/%s, made in this "
            "etcd: without it its numbers are lost, and only 'idgen segment init "
            "--start-after N %s' makes it again",
            highest, name, name);
@@ -123,7 +124,8 @@ static int txn(etcd_backend *e, json_t *compare, json_t *success, const char *ke
   *done = json_is_true(ok);
   int bad = !root || !json_object_get(root, "header") || (ok && !json_is_boolean(ok));
   if (!bad && (reads || !*done)) {
-    int k = idgen__etcd_txn_kv(root, 0, &f->kv), m = idgen__etcd_txn_kv(root, 1, &f->made_kv);
+    int k = idgen__etcd_txn_kv(root, 0, &f->kv),
+        m = idgen__etcd_txn_kv(root, 1, &f->made_kv);
     bad = k < 0 || m < 0;
     f->key = k == 1;
     f->made = m == 1;
@@ -277,9 +279,9 @@ static int etcd_key_start(idgen__segment_backend *b, const char *ns, const char 
   made_text(key_name, 0, record, sizeof record);
   snprintf(number_text, sizeof number_text, "%" PRIu64, number);
   for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-    char *body = idgen__etcd_dump(json_pack(
-        "{s[]s[ooo]}", "compare", "success", idgen__etcd_op_range(key),
-        idgen__etcd_op_range(made), idgen__etcd_op_range(newest)));
+    char *body = idgen__etcd_dump(
+        json_pack("{s[]s[ooo]}", "compare", "success", idgen__etcd_op_range(key),
+                  idgen__etcd_op_range(made), idgen__etcd_op_range(newest)));
     int rc = post(e, "txn", "/v3/kv/txn", body);
     if (rc)
       return rc;

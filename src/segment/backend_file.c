@@ -450,7 +450,8 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
   path_of(f, name, path, sizeof path);
   marker_of(f, name, marker, sizeof marker);
   /* dir form: the record's lock first, as prepare takes them */
-  int created, marker_new = 0, mfd = f->is_dir ? open_locked(f, marker, 1, &marker_new) : -1;
+  int created, marker_new = 0,
+               mfd = f->is_dir ? open_locked(f, marker, 1, &marker_new) : -1;
   if (mfd < 0 && f->is_dir)
     return mfd;
   int fd = open_locked(f, path, 0, &created);

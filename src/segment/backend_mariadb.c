@@ -283,7 +283,9 @@ static int newest_raise(period_start_ctx *c, uint64_t *newest) {
   const char *number = c->table + tlen + 1;
   char family[IDENT_MAX + 16], sql[512];
   snprintf(family, sizeof family, "%s_%s", m->table,
-           digits == 4 ? "YYYY" : digits == 6 ? "YYYYMM" : "YYYYMMDD");
+           digits == 4   ? "YYYY"
+           : digits == 6 ? "YYYYMM"
+                         : "YYYYMMDD");
   snprintf(sql, sizeof sql,
            "CREATE TABLE IF NOT EXISTS `%s" NEWEST "` (family VARCHAR(%d) NOT NULL "
            "PRIMARY KEY, period BIGINT UNSIGNED NOT NULL, changed TIMESTAMP NOT NULL "
@@ -298,8 +300,9 @@ static int newest_raise(period_start_ctx *c, uint64_t *newest) {
            m->table, family, number);
   if ((rc = query(m, c->s, "raise the newest period", sql)))
     return rc;
-  snprintf(sql, sizeof sql, "SELECT period FROM `%s" NEWEST "` WHERE family = '%s' FOR UPDATE",
-           m->table, family);
+  snprintf(sql, sizeof sql,
+           "SELECT period FROM `%s" NEWEST "` WHERE family = '%s' FOR UPDATE", m->table,
+           family);
   return select_u64(m, c->s, sql, newest);
 }
 

@@ -112,7 +112,8 @@ static int sql_error(pg_backend *p, PGresult *r, const char *what) {
            (strstr(msg, "\"" MADE "\"") || strstr(msg, "\"" NEWEST "\"") ||
             strstr(msg, "max_id\" of relation \"" MADE))) {
     p->made_ready = 0; /* dropped under this connection: looked for again */
-    return idgen__segment_why(&p->base, -ENOENT, "postgres: a record table changed: %s", msg);
+    return idgen__segment_why(&p->base, -ENOENT, "postgres: a record table changed: %s",
+                              msg);
   } else if (!strcmp(state, "42P01"))
     return idgen__segment_why(&p->base, -ENOENT,
                               "postgres: table " TABLE " does not exist: run 'idgen "
@@ -281,7 +282,8 @@ static int gone(pg_backend *p, const char *name) {
 
 /* The refusal of an init --start-after N below the highest number the record says was
  * handed out. */
-static int below(pg_backend *p, const char *name, uint64_t start_after, const char *highest) {
+static int below(pg_backend *p, const char *name, uint64_t start_after,
+                 const char *highest) {
   return idgen__segment_why(&p->base, IDGEN_EPROTO,
                             "postgres: row '%s' is gone, and " MADE " says %s was handed "
                             "out: --start-after %" PRIu64 " is below it, refused (its "
@@ -349,7 +351,7 @@ static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
   "update_time = now() WHERE biz_tag = $1 RETURNING max_id, step), "                       \
   "m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made), "             \
   "a AS (INSERT INTO " MADE " (biz_tag, max_id) SELECT $1, u.max_id FROM u "               \
-  "ON CONFLICT (biz_tag) DO UPDATE SET max_id = GREATEST(" MADE ".max_id, "                 \
+  "ON CONFLICT (biz_tag) DO UPDATE SET max_id = GREATEST(" MADE ".max_id, "                \
   "EXCLUDED.max_id)) "                                                                     \
   "SELECT u.max_id, u.step, m.made FROM m LEFT JOIN u ON true"
 
@@ -454,7 +456,8 @@ static int pg_key_start(idgen__segment_backend *b, const char *ns, const char *k
   int raised = ok && !strcmp(PQgetvalue(r, 0, 3), "1");
   PQclear(r);
   if (!ok)
-    return idgen__segment_why(b, IDGEN_EPROTO, "postgres: unexpected reply to a period start");
+    return idgen__segment_why(b, IDGEN_EPROTO,
+                              "postgres: unexpected reply to a period start");
   if (created)
     return 0;
   if (there)
