@@ -1,4 +1,5 @@
 /* backend.c: what the segment backends share: opening one by kind, names, why(). */
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,4 +92,30 @@ int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const ch
 int idgen__segment_period_check(idgen__segment_backend *b, const char *name,
                                 idgen__period_kind kind) {
   return b->vtable->period_check ? b->vtable->period_check(b, name, kind) : 0;
+}
+
+int idgen__segment_period_key(const char *key, char *family, size_t familylen,
+                              uint64_t *number) {
+  const char *colon = strchr(key, ':');
+  if (!colon)
+    return 0;
+  size_t digits = strlen(colon + 1);
+  const char *pattern = digits == 4 ? "YYYY" : digits == 6 ? "YYYYMM" : "YYYYMMDD";
+  uint64_t v = 0;
+  for (const char *c = colon + 1; *c; c++)
+    v = v * 10 + (uint64_t)(*c - '0'); /* idgen__segment_name_check: 4, 6 or 8 digits */
+  snprintf(family, familylen, "%.*s:%s", (int)(colon - key), key, pattern);
+  *number = v;
+  return 1;
+}
+
+int idgen__segment_behind(idgen__segment_backend *b, const char *key, uint64_t newest,
+                          const char *record) {
+  const char *colon = strchr(key, ':');
+  int len = colon ? (int)(colon - key) : (int)strlen(key);
+  return idgen__segment_why(b, IDGEN_EPROTO,
+                            "%s: period %s is behind %" PRIu64 ", the newest period a "
+                            "server of '%.*s' entered (%s): refused, not made (again) at 1",
+                            b->vtable->name, colon ? colon + 1 : key, newest, len, key,
+                            record);
 }

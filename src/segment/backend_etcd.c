@@ -5,7 +5,12 @@
  * /idgen/segment-made/NAME records that the key was made, put in the transaction that
  * makes it (init, a period's first fetch) or, for a key made before the records, in
  * its next block's: a key gone while its record is there was lost (a delete, a restore
- * without it) and is refused by fetch and init, never started again at 1. */
+ * without it) and is refused by fetch and init, never started again at 1. The record's
+ * value starts with the highest max handed out, put by each block's transaction, which
+ * init --start-after must not go below unless forced. /idgen/segment-newest/FAMILY
+ * (orders:YYYYMMDD) holds the newest period any server entered: a period's key is made
+ * only by a transaction that compares it unmoved and raises it, so no period below it
+ * is made again, whatever keys and records of old periods were deleted. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -31,12 +36,32 @@ static void made_of(const char *name, char *out, size_t outlen) {
   snprintf(out, outlen, "/idgen/segment-made/%s", name);
 }
 
-/* What a made record holds: for whoever reads it with etcdctl. */
-static void made_text(const char *name, char *out, size_t outlen) {
+static void newest_of(const char *family, char *out, size_t outlen) {
+  snprintf(out, outlen, "/idgen/segment-newest/%s", family);
+}
+
+/* What a made record holds: the highest max handed out, then words for whoever reads
+ * it with etcdctl. */
+static void made_text(const char *name, uint64_t highest, char *out, size_t outlen) {
   snprintf(out, outlen,
-           "/idgen/segment/%s was made in this etcd: without it its numbers are lost, and "
-           "only 'idgen segment init --start-after N %s' makes it again",
-           name, name);
+           "%" PRIu64
+           " is the highest number handed out of /idgen/segment/%s, made in this "
+           "etcd: without it its numbers are lost, and only 'idgen segment init "
+           "--start-after N %s' makes it again",
+           highest, name, name);
+}
+
+/* The leading number of a value (a made record's highest, a newest period): 1 and *v,
+ * or 0 for none (a made record from before it kept one). */
+static int leading_number(const idgen__etcd_kv *kv, uint64_t *v) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(kv->value, &end, 10);
+  if (errno || end == kv->value || kv->value[0] < '0' || kv->value[0] > '9' ||
+      (*end && *end != ' '))
+    return 0;
+  *v = n;
+  return 1;
 }
 
 static json_t *op_put(const char *key, const char *value) {
@@ -47,7 +72,7 @@ static json_t *op_put(const char *key, const char *value) {
 /* The name's key and record as one transaction found them. */
 typedef struct found {
   int key, made; /* 1 if there */
-  idgen__etcd_kv kv;
+  idgen__etcd_kv kv, made_kv;
 } found;
 
 /* POSTs and turns a transport failure or a gateway error into why(). */
@@ -99,8 +124,8 @@ static int txn(etcd_backend *e, json_t *compare, json_t *success, const char *ke
   *done = json_is_true(ok);
   int bad = !root || !json_object_get(root, "header") || (ok && !json_is_boolean(ok));
   if (!bad && (reads || !*done)) {
-    idgen__etcd_kv other;
-    int k = idgen__etcd_txn_kv(root, 0, &f->kv), m = idgen__etcd_txn_kv(root, 1, &other);
+    int k = idgen__etcd_txn_kv(root, 0, &f->kv),
+        m = idgen__etcd_txn_kv(root, 1, &f->made_kv);
     bad = k < 0 || m < 0;
     f->key = k == 1;
     f->made = m == 1;
@@ -127,23 +152,40 @@ static int gone(etcd_backend *e, const char *key, const char *name) {
                             key, name, name);
 }
 
+/* The refusal of an init --start-after N below the highest the record names. */
+static int below(etcd_backend *e, const char *key, const char *name, uint64_t start_after,
+                 uint64_t highest) {
+  return idgen__segment_why(&e->base, IDGEN_EPROTO,
+                            "etcd: key %s is gone, and /idgen/segment-made/%s says %" PRIu64
+                            " was handed out: --start-after %" PRIu64 " is below it, "
+                            "refused (its numbers would repeat); --start-after %" PRIu64
+                            ", or --force",
+                            key, name, highest, start_after, highest);
+}
+
 /* The key made at start_after with its record, in one transaction, if it is absent and
- * (unless start_after, the operator's N > 0) was never made. */
+ * its record is as last read: absent, or (only for the operator's N > 0) one whose
+ * highest is at or below N, or any when forced. */
+static int etcd_key_start(idgen__segment_backend *b, const char *ns, const char *key_name,
+                          uint64_t step);
+
 static int etcd_init(idgen__segment_backend *b, const char *name, uint64_t step,
                      uint64_t start_after, int force) {
-  (void)force; /* the recorded highest is checked per backend (issue 35) */
   etcd_backend *e = (etcd_backend *)b;
+  /* a period's key by its number alone: under the newest-period record, as a fetch's */
+  if (strchr(name, ':') && !start_after)
+    return etcd_key_start(b, NULL, name, step);
   (void)step; /* the step is the generator's; the key keeps only the max */
   char key[IDGEN_SEGMENT_NAME_MAX + 32], made[IDGEN_SEGMENT_NAME_MAX + 32];
-  char text[24], record[3 * IDGEN_SEGMENT_NAME_MAX + 160];
+  char text[24], record[3 * IDGEN_SEGMENT_NAME_MAX + 200];
   key_of(name, key, sizeof key);
   made_of(name, made, sizeof made);
-  made_text(name, record, sizeof record);
+  made_text(name, start_after, record, sizeof record);
   snprintf(text, sizeof text, "%" PRIu64, start_after);
+  int64_t made_rev = 0; /* the record as last read (0: absent) */
   for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-    json_t *compare = start_after ? json_pack("[o]", idgen__etcd_cmp_absent(key))
-                                  : json_pack("[oo]", idgen__etcd_cmp_absent(key),
-                                              idgen__etcd_cmp_absent(made));
+    json_t *compare = json_pack("[oo]", idgen__etcd_cmp_absent(key),
+                                idgen__etcd_cmp_unmoved(made, made_rev));
     int done = 0;
     found f = {0};
     int rc = txn(e, compare, json_pack("[oo]", op_put(key, text), op_put(made, record)),
@@ -152,12 +194,15 @@ static int etcd_init(idgen__segment_backend *b, const char *name, uint64_t step,
       return rc;
     if (done)
       return 0;
-    uint64_t max;
+    uint64_t max, highest;
     if (f.key)
       return parse_max(e, &f.kv, &max) ? IDGEN_EPROTO : 1;
+    made_rev = f.made ? f.made_kv.mod_revision : 0;
     if (f.made && !start_after)
       return gone(e, key, name);
-    /* neither there now: both changed since the compare; look again */
+    if (f.made && !force && leading_number(&f.made_kv, &highest) && start_after < highest)
+      return below(e, key, name, start_after, highest);
+    /* the record changed since the compare, or is one N may pass: again, against it */
   }
   return idgen__segment_why(b, IDGEN_ECONFLICT, "etcd key %s: lost %d races in a row", key,
                             ATTEMPTS);
@@ -168,10 +213,9 @@ static int etcd_fetch(idgen__segment_backend *b, const char *name, uint64_t step
   etcd_backend *e = (etcd_backend *)b;
   (void)floor; /* one key: each block lies above the last */
   char key[IDGEN_SEGMENT_NAME_MAX + 32], made[IDGEN_SEGMENT_NAME_MAX + 32];
-  char record[3 * IDGEN_SEGMENT_NAME_MAX + 160];
+  char record[3 * IDGEN_SEGMENT_NAME_MAX + 200];
   key_of(name, key, sizeof key);
   made_of(name, made, sizeof made);
-  made_text(name, record, sizeof record);
   found f = {0};
   int done = 0;
   int rc = txn(e, json_array(),
@@ -197,9 +241,10 @@ static int etcd_fetch(idgen__segment_backend *b, const char *name, uint64_t step
                                 key, max, step);
     char text[24];
     snprintf(text, sizeof text, "%" PRIu64, max + step);
-    /* A key without its record (made before the records) gets it with this block. */
-    json_t *success = f.made ? json_pack("[o]", op_put(key, text))
-                             : json_pack("[oo]", op_put(key, text), op_put(made, record));
+    /* The record's highest with the block (a key made before the records gets its
+     * record so). */
+    made_text(name, max + step, record, sizeof record);
+    json_t *success = json_pack("[oo]", op_put(key, text), op_put(made, record));
     if ((rc = txn(e, json_pack("[o]", idgen__etcd_cmp_unmoved(key, f.kv.mod_revision)),
                   success, key, made, 0, &done, &f)))
       return rc;
@@ -213,6 +258,71 @@ static int etcd_fetch(idgen__segment_backend *b, const char *name, uint64_t step
                             ATTEMPTS);
 }
 
+/* A period's key: read with its record and its family's newest period, then made at 0
+ * with its record and the newest raised to its period, in one transaction that holds
+ * only if the key and record are still absent and the newest is unmoved since the read.
+ * A period behind the newest is used if its key is there, and never made. */
+static int etcd_key_start(idgen__segment_backend *b, const char *ns, const char *key_name,
+                          uint64_t step) {
+  etcd_backend *e = (etcd_backend *)b;
+  (void)ns;
+  char family[IDGEN_SEGMENT_NAME_MAX + 8];
+  uint64_t number;
+  if (!idgen__segment_period_key(key_name, family, sizeof family, &number))
+    return etcd_init(b, key_name, step, 0, 0);
+  char key[IDGEN_SEGMENT_NAME_MAX + 32], made[IDGEN_SEGMENT_NAME_MAX + 32];
+  char newest[IDGEN_SEGMENT_NAME_MAX + 40], record[3 * IDGEN_SEGMENT_NAME_MAX + 200];
+  char number_text[24];
+  key_of(key_name, key, sizeof key);
+  made_of(key_name, made, sizeof made);
+  newest_of(family, newest, sizeof newest);
+  made_text(key_name, 0, record, sizeof record);
+  snprintf(number_text, sizeof number_text, "%" PRIu64, number);
+  for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+    char *body = idgen__etcd_dump(
+        json_pack("{s[]s[ooo]}", "compare", "success", idgen__etcd_op_range(key),
+                  idgen__etcd_op_range(made), idgen__etcd_op_range(newest)));
+    int rc = post(e, "txn", "/v3/kv/txn", body);
+    if (rc)
+      return rc;
+    json_t *root = idgen__etcd_json_load(e->http.body, e->http.len);
+    idgen__etcd_kv other, kv; /* kv: the newest */
+    int k = root ? idgen__etcd_txn_kv(root, 0, &other) : -1;
+    int m = root ? idgen__etcd_txn_kv(root, 1, &other) : -1;
+    int n = root ? idgen__etcd_txn_kv(root, 2, &kv) : -1;
+    json_decref(root);
+    uint64_t newest_period = 0;
+    if (k < 0 || m < 0 || n < 0 || (n == 1 && !leading_number(&kv, &newest_period)))
+      return idgen__segment_why(b, IDGEN_EPROTO, "etcd txn: unexpected reply (%s)", newest);
+    if (k == 1)
+      return 1; /* there: used, whatever its period */
+    if (m == 1)
+      return gone(e, key, key_name);
+    if (number < newest_period)
+      return idgen__segment_behind(b, key_name, newest_period, newest);
+    json_t *compare =
+        json_pack("[ooo]", idgen__etcd_cmp_absent(key), idgen__etcd_cmp_absent(made),
+                  idgen__etcd_cmp_unmoved(newest, n == 1 ? kv.mod_revision : 0));
+    json_t *success = json_pack("[ooo]", op_put(key, "0"), op_put(made, record),
+                                op_put(newest, number_text));
+    body = idgen__etcd_dump(
+        json_pack("{soso s[]}", "compare", compare, "success", success, "failure"));
+    if ((rc = post(e, "txn", "/v3/kv/txn", body)))
+      return rc;
+    root = idgen__etcd_json_load(e->http.body, e->http.len);
+    int done = root && json_is_true(json_object_get(root, "succeeded"));
+    int bad = !root || !json_object_get(root, "header");
+    json_decref(root);
+    if (bad)
+      return idgen__segment_why(b, IDGEN_EPROTO, "etcd txn: unexpected reply");
+    if (done)
+      return 0;
+    /* the key, its record or the newest moved since the read: look again */
+  }
+  return idgen__segment_why(b, IDGEN_ECONFLICT, "etcd key %s: lost %d races in a row", key,
+                            ATTEMPTS);
+}
+
 static void etcd_free(idgen__segment_backend *b) {
   etcd_backend *e = (etcd_backend *)b;
   idgen__etcd_http_free(&e->http);
@@ -220,7 +330,7 @@ static void etcd_free(idgen__segment_backend *b) {
 }
 
 static const idgen__segment_backend_class etcd_class = {
-    "etcd", etcd_init, etcd_fetch, etcd_free, NULL, NULL, NULL};
+    "etcd", etcd_init, etcd_fetch, etcd_free, NULL, etcd_key_start, NULL};
 
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen) {

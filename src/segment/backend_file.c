@@ -4,7 +4,11 @@
  * lock fences only what names the same file, so a name is also claimed host-wide (one
  * file per name and namespace on a host), and a state directory remembers which
  * sequences it made (segment-NAME.created), so that a removed or emptied file is never
- * made again at 1 but by `idgen segment init`. */
+ * made again at 1 but by `idgen segment init`. That record also keeps the highest max
+ * handed out (written before the file's, under both locks, with each block), which
+ * init --start-after must not go below unless forced. segment-NAME:YYYYMMDD.newest keeps
+ * the newest period any process of the directory entered: a period's file is made only
+ * under its lock, at or above it, so none below is made again once its files are gone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -31,6 +35,7 @@ typedef struct file_backend {
   idgen__claim claim;
   int dir_fd, file_fd;
   uint64_t start_after; /* init: the max a made file starts at */
+  int force;            /* init: start_after may lie below the record's highest */
 } file_backend;
 
 /* Processes that may hold one name's claim together (they share one file). */
@@ -200,15 +205,17 @@ static int make_file(file_backend *f, const char *path, const char *name) {
   return rc ? rc : sync_dir(f, path);
 }
 
-/* Writes the state directory's record that name was made here; syncs the directory
- * too when the record is new (a made file's directory sync covered it otherwise). */
+/* Writes the state directory's record that name was made here, and the highest max
+ * handed out (every record of a name has the same length); syncs the directory too when
+ * the record is new (a made file's directory sync covered it otherwise). */
 static int mark_made(file_backend *f, int fd, const char *marker, const char *name,
-                     int sync_parent) {
-  char line[IDGEN_SEGMENT_NAME_MAX * 3 + 160];
+                     uint64_t highest, int sync_parent) {
+  char line[IDGEN_SEGMENT_NAME_MAX * 3 + 200];
   int n = snprintf(line, sizeof line,
-                   "segment-%s was made in this directory: without segment-%s its "
-                   "numbers are lost, and only 'idgen segment init %s' makes it again\n",
-                   name, name, name);
+                   "%0*" PRIu64 " segment-%s was made in this directory, its numbers "
+                   "handed out up to the first field: without segment-%s they are lost, "
+                   "and only 'idgen segment init --start-after N %s' makes it again\n",
+                   DIGITS, highest, name, name, name);
   ssize_t w = pwrite(fd, line, (size_t)n, 0);
   if (w != n)
     return idgen__segment_why(&f->base, w < 0 ? -errno : -EIO, "file %s: write: %s", marker,
@@ -224,6 +231,35 @@ typedef enum {
   FIRST, /* idgen serve's default file: make it if this directory never made it */
   INIT,  /* idgen segment init: make it unless it exists (a record, even damaged) */
 } make_mode;
+
+/* The highest max a record of mark_made holds: 1 and *highest, or 0 for a record from
+ * before it kept one (or none). */
+static int made_highest(int fd, uint64_t *highest) {
+  char buf[DIGITS + 1];
+  if (pread(fd, buf, sizeof buf, 0) != (ssize_t)sizeof buf || buf[DIGITS] != ' ')
+    return 0;
+  uint64_t v = 0;
+  for (size_t i = 0; i < DIGITS; i++) {
+    if (buf[i] < '0' || buf[i] > '9' || v > (UINT64_MAX - 9) / 10)
+      return 0;
+    v = v * 10 + (uint64_t)(buf[i] - '0');
+  }
+  *highest = v;
+  return 1;
+}
+
+/* init over a lost file (removed, emptied) whose record names a higher max: refused. */
+static int below_record(file_backend *f, int mfd, const char *path, const char *name) {
+  uint64_t highest;
+  if (mfd < 0 || f->force || !made_highest(mfd, &highest) || f->start_after >= highest)
+    return 0;
+  return idgen__segment_why(
+      &f->base, IDGEN_EPROTO,
+      "file %s is lost, and segment-%s.created says %" PRIu64 " was handed out: "
+      "--start-after %" PRIu64 " is below it, refused (its numbers would repeat); "
+      "--start-after %" PRIu64 ", or --force",
+      path, name, highest, f->start_after, highest);
+}
 
 /* What the modes refuse: a missing file. */
 static int missing(file_backend *f, const char *path, const char *name, int made) {
@@ -266,14 +302,21 @@ static int prepare(file_backend *f, const char *name, make_mode mode) {
     struct stat st;
     uint64_t max;
     if (mode == INIT && fstat(fd, &st) == 0 && st.st_size == 0) {
-      rc = write_max(f, fd, path, name, f->start_after); /* emptied: init makes it again */
+      rc = below_record(f, mfd, path, name);
+      if (!rc) /* emptied: init makes it again */
+        rc = write_max(f, fd, path, name, f->start_after);
       existed = 0;
+      made = made && rc; /* its record says start_after now */
     } else {
       rc = mode == INIT ? 0 : read_max(f, fd, path, name, &max);
     }
     close(fd);
   } else if (fd == -ENOENT && (mode == INIT || (mode == FIRST && !made))) {
+    rc = mode == INIT ? below_record(f, mfd, path, name) : 0;
+    if (rc)
+      goto done;
     rc = make_file(f, path, name);
+    made = made && rc; /* a file made again: its record says start_after now */
     existed = rc == 1;
     rc = rc == 1 ? 0 : rc;
     marker_new = 0; /* the made file's directory sync covered the record's name */
@@ -283,7 +326,8 @@ static int prepare(file_backend *f, const char *name, make_mode mode) {
       unlink(marker); /* ours, empty, still locked: leave nothing behind */
   }
   if (!rc && mfd >= 0 && !made)
-    rc = mark_made(f, mfd, marker, name, marker_new);
+    rc = mark_made(f, mfd, marker, name, f->start_after, marker_new);
+done:
   if (mfd >= 0)
     close(mfd);
   if (!rc && f->claim.fd >= 0 && f->file_fd < 0)
@@ -291,16 +335,21 @@ static int prepare(file_backend *f, const char *name, make_mode mode) {
   return rc ? rc : existed;
 }
 
+static int start_period(file_backend *f, const char *ns, const char *key, int init);
+
 static int file_init(idgen__segment_backend *b, const char *name, uint64_t step,
                      uint64_t start_after, int force) {
-  (void)force; /* the recorded highest is checked per backend (issue 35) */
   file_backend *f = (file_backend *)b;
   f->start_after = start_after;
+  f->force = force;
   (void)step; /* the step is the generator's; the file keeps only the max */
   char err[IDGEN_SEGMENT_WHY_MAX];
   int rc = f->is_dir ? idgen__state_dir_ready(f->path, err, sizeof err) : 0;
   if (rc)
     return idgen__segment_why(b, rc, "%s", err);
+  /* a period's key by its number alone: under the newest-period record, as a fetch's */
+  if (f->is_dir && strchr(name, ':') && !start_after)
+    return start_period(f, NULL, name, 1);
   return prepare(f, name, INIT);
 }
 
@@ -397,18 +446,29 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
   /* the other holders' probes since the last fetch */
   idgen__claim_drain(&f->claim);
   char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 16];
+  char marker[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
   path_of(f, name, path, sizeof path);
-  int created;
+  marker_of(f, name, marker, sizeof marker);
+  /* dir form: the record's lock first, as prepare takes them */
+  int created, marker_new = 0,
+               mfd = f->is_dir ? open_locked(f, marker, 1, &marker_new) : -1;
+  if (mfd < 0 && f->is_dir)
+    return mfd;
   int fd = open_locked(f, path, 0, &created);
   if (fd == -ENOENT) { /* removed under a running process: say it was there */
-    char marker[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
     struct stat st;
-    marker_of(f, name, marker, sizeof marker);
-    int made = f->is_dir ? stat(marker, &st) == 0 && st.st_size > 0 : f->file_fd >= 0;
+    int made = f->is_dir ? fstat(mfd, &st) == 0 && st.st_size > 0 : f->file_fd >= 0;
+    if (marker_new)
+      unlink(marker); /* ours, empty, still locked: leave nothing behind */
+    if (mfd >= 0)
+      close(mfd);
     return missing(f, path, name, made);
   }
-  if (fd < 0)
+  if (fd < 0) {
+    if (mfd >= 0)
+      close(mfd);
     return fd;
+  }
   uint64_t max;
   int rc = read_max(f, fd, path, name, &max);
   if (!rc && max > IDGEN_SEGMENT_NUMBER_MAX - step)
@@ -416,9 +476,15 @@ static int file_fetch(idgen__segment_backend *b, const char *name, uint64_t step
                             "file %s: '%s' is at %" PRIu64 ": a block of %" PRIu64
                             " would pass 2^63 - 1",
                             path, name, max, step);
+  /* The record's highest first: a crash between the two writes leaves it above the
+   * file's max (a block lost), never below a number handed out. */
+  if (!rc && mfd >= 0)
+    rc = mark_made(f, mfd, marker, name, max + step, marker_new);
   if (!rc)
     rc = write_max(f, fd, path, name, max + step);
-  close(fd); /* releases the lock */
+  close(fd); /* releases the locks */
+  if (mfd >= 0)
+    close(mfd);
   if (rc)
     return rc;
   *out = (idgen__segment_block){max + step, step, 1};
@@ -439,12 +505,62 @@ static void file_free(idgen__segment_backend *b) {
   free(b);
 }
 
+/* "<period, 20 digits> <family>\n": the newest period of a family, in
+ * segment-FAMILY.newest (an empty or new file: none yet). */
+static int read_newest(file_backend *f, int fd, const char *path, const char *family,
+                       uint64_t *newest) {
+  struct stat st;
+  if (fstat(fd, &st) == 0 && st.st_size == 0) {
+    *newest = 0;
+    return 0;
+  }
+  return read_max(f, fd, path, family, newest);
+}
+
 /* A period key starts as idgen serve's default file does: made at 0 only if this
- * directory never made it (idgen__segment_file_start's may_make). */
+ * directory never made it (idgen__segment_file_start's may_make; init: prepare's INIT,
+ * the claim taken by its caller), and only at or above the newest period of its family
+ * (then raised to it, synced, before the file is made), all under the newest record's
+ * lock. A period behind it is used if its file is there, and never made. */
+static int start_period(file_backend *f, const char *ns, const char *key, int init) {
+  char family[IDGEN_SEGMENT_NAME_MAX + 8];
+  uint64_t number, newest;
+  if (!idgen__segment_period_key(key, family, sizeof family, &number))
+    return idgen__segment_why(&f->base, IDGEN_EINVAL, "file: %s is no period key", key);
+  char path[IDGEN_SEGMENT_DSN_MAX + IDGEN_SEGMENT_NAME_MAX + 32];
+  snprintf(path, sizeof path, "%s/segment-%s.newest", f->path, family);
+  int fresh;
+  int fd = open_locked(f, path, 1, &fresh);
+  if (fd < 0)
+    return fd;
+  int rc = read_newest(f, fd, path, family, &newest);
+  if (!rc && number < newest) { /* there, or refused: never made */
+    rc = init ? prepare(f, key, USE) : idgen__segment_file_start(&f->base, ns, key, 0);
+    if (rc == -ENOENT)
+      rc = idgen__segment_behind(&f->base, key, newest, path);
+  } else if (!rc) {
+    if (number > newest || fresh)
+      rc = write_max(f, fd, path, family, number);
+    if (!rc && fresh)
+      rc = sync_dir(f, path);
+    if (!rc)
+      rc = init ? prepare(f, key, INIT) : idgen__segment_file_start(&f->base, ns, key, 1);
+  }
+  close(fd);
+  return rc;
+}
+
 static int file_key_start(idgen__segment_backend *b, const char *ns, const char *key,
                           uint64_t step) {
+  file_backend *f = (file_backend *)b;
   (void)step; /* a file records no step */
-  return idgen__segment_file_start(b, ns, key, 1);
+  if (!f->is_dir || !strchr(key, ':'))
+    return idgen__segment_file_start(b, ns, key, 1);
+  char err[IDGEN_SEGMENT_WHY_MAX];
+  int rc = idgen__state_dir_ready(f->path, err, sizeof err);
+  if (rc)
+    return idgen__segment_why(b, rc, "%s", err);
+  return start_period(f, ns, key, 0);
 }
 
 /* A period needs a file per period key: the directory form. */

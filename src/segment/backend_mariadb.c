@@ -26,7 +26,9 @@
  * TABLE_NUMBER (tickets64_20261201, ENGINE=InnoDB, which keeps its counter across
  * restarts), its counter from the server's first number. TABLE_periods records on each
  * server which period tables it made, so that one made and lost is refused rather than
- * made again at 1: see period_start. */
+ * made again at 1: see period_start. TABLE_newest records on each server the newest
+ * period started there per kind (tickets64_YYYYMMDD): no period table below it is made
+ * there again, whatever tables and records of old periods were dropped. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -44,6 +46,7 @@
 #define DOWN_NS INT64_C(1000000000)
 #define IDENT_MAX 64       /* MariaDB's longest table name */
 #define PERIODS "_periods" /* TABLE_periods: the record of the period tables made */
+#define NEWEST "_newest"   /* TABLE_newest: the newest period started, per kind */
 
 typedef struct server {
   char host[128];
@@ -266,9 +269,42 @@ typedef enum period_state {
 typedef struct period_start_ctx {
   mariadb_backend *m;
   server *s;
+  const char *key; /* NAME:NUMBER, for the refusals */
   const char *table;
   char engine[64]; /* the table's, when it exists */
 } period_start_ctx;
+
+/* Raises the newest period of the table's kind (TABLE_YYYYMMDD) on the server to the
+ * table's, and reads it back with a locking read (the newest version at any isolation
+ * level, in a transaction or not): *newest, at or above the table's. 0 or an error. */
+static int newest_raise(period_start_ctx *c, uint64_t *newest) {
+  mariadb_backend *m = c->m;
+  size_t tlen = strlen(m->table), digits = strlen(c->table) - tlen - 1;
+  const char *number = c->table + tlen + 1;
+  char family[IDENT_MAX + 16], sql[512];
+  snprintf(family, sizeof family, "%s_%s", m->table,
+           digits == 4   ? "YYYY"
+           : digits == 6 ? "YYYYMM"
+                         : "YYYYMMDD");
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE IF NOT EXISTS `%s" NEWEST "` (family VARCHAR(%d) NOT NULL "
+           "PRIMARY KEY, period BIGINT UNSIGNED NOT NULL, changed TIMESTAMP NOT NULL "
+           "DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP) ENGINE=InnoDB",
+           m->table, IDENT_MAX);
+  int rc = query(m, c->s, "create the newest periods' record", sql);
+  if (rc)
+    return rc;
+  snprintf(sql, sizeof sql,
+           "INSERT INTO `%s" NEWEST "` (family, period) VALUES ('%s', %s) ON DUPLICATE "
+           "KEY UPDATE period = GREATEST(period, VALUES(period))",
+           m->table, family, number);
+  if ((rc = query(m, c->s, "raise the newest period", sql)))
+    return rc;
+  snprintf(sql, sizeof sql,
+           "SELECT period FROM `%s" NEWEST "` WHERE family = '%s' FOR UPDATE", m->table,
+           family);
+  return select_u64(m, c->s, sql, newest);
+}
 
 /* Reads the table's record and engine into *state. 0 or an error. */
 static int period_read(period_start_ctx *c, period_state *state) {
@@ -348,13 +384,23 @@ static int period_on_making(period_start_ctx *c) {
   return period_on_created(c);
 }
 
-/* NEW: record 'making', then as MAKING. */
+/* NEW: record 'making', then as MAKING; only at or above the newest period started
+ * here (raised to it first). */
 static int period_on_new(period_start_ctx *c) {
-  char sql[512];
+  char sql[512], record[IDENT_MAX + 192];
+  uint64_t newest = 0;
+  int rc = newest_raise(c, &newest);
+  if (rc)
+    return rc;
+  if (newest > strtoull(c->table + strlen(c->m->table) + 1, NULL, 10)) {
+    snprintf(record, sizeof record, "%s" NEWEST " on %s:%u", c->m->table, c->s->host,
+             c->s->port);
+    return idgen__segment_behind(&c->m->base, c->key, newest, record);
+  }
   snprintf(sql, sizeof sql,
            "INSERT INTO `%s" PERIODS "` (period_table, state) VALUES ('%s', 'making')",
            c->m->table, c->table);
-  int rc = query(c->m, c->s, "record 'making'", sql);
+  rc = query(c->m, c->s, "record 'making'", sql);
   return rc ? rc : period_on_making(c);
 }
 
@@ -402,7 +448,7 @@ static int (*const period_on[PERIOD_STATES])(period_start_ctx *) = {
 /* Makes period table `table` ready on s before its first block there (see period_state),
  * under the named lock 'idgen-periods:DATABASE.TABLE': one starter at a time per server.
  * 0 when made, 1 when it was there, or an error with one line in why. */
-static int period_start(mariadb_backend *m, server *s, const char *table) {
+static int period_start(mariadb_backend *m, server *s, const char *key, const char *table) {
   if (!strcmp(s->started, table))
     return 1;
   char lock[128], sql[160];
@@ -416,7 +462,7 @@ static int period_start(mariadb_backend *m, server *s, const char *table) {
     return idgen__segment_why(&m->base, IDGEN_EUNAVAIL,
                               "mariadb %s:%u: other starts held the periods' lock for %u s",
                               s->host, s->port, m->timeout_s);
-  period_start_ctx c = {m, s, table, ""};
+  period_start_ctx c = {m, s, key, table, ""};
   period_state state = PERIOD_NEW;
   rc = period_read(&c, &state);
   if (!rc)
@@ -504,7 +550,7 @@ static int fetch_once(mariadb_backend *m, server *s, const char *key, uint64_t s
   int rc = connect_server(m, s);
   if (rc)
     return rc;
-  if (period && (rc = period_start(m, s, table)) < 0)
+  if (period && (rc = period_start(m, s, key, table)) < 0)
     return rc;
   if ((rc = fetchers_lock(m, s, table)) != 1)
     return rc < 0 ? rc
@@ -531,7 +577,7 @@ static int fetch_once(mariadb_backend *m, server *s, const char *key, uint64_t s
    * why, in the words of a start. */
   if (rc == -ENOENT && period && s->conn) {
     s->started[0] = '\0';
-    int again = period_start(m, s, table);
+    int again = period_start(m, s, key, table);
     if (again < 0)
       rc = again;
   }
@@ -590,13 +636,13 @@ static int mariadb_fetch(idgen__segment_backend *b, const char *name, uint64_t s
 }
 
 /* period_start on every server: 0 when made on one, 1 when it was there on each. */
-static int period_start_all(mariadb_backend *m, const char *table) {
+static int period_start_all(mariadb_backend *m, const char *key, const char *table) {
   int made = 0;
   for (int i = 0; i < m->nservers; i++) {
     server *s = &m->servers[i];
     int rc = connect_server(m, s);
     if (!rc)
-      rc = period_start(m, s, table);
+      rc = period_start(m, s, key, table);
     if (rc < 0)
       return rc;
     made |= rc == 0;
@@ -620,7 +666,7 @@ static int mariadb_init(idgen__segment_backend *b, const char *name, uint64_t st
         b, IDGEN_EINVAL, "mariadb: %s: a period's table counts from 1 (no start after)",
         name);
   if (period)
-    return period_start_all(m, table);
+    return period_start_all(m, name, table);
   char create[400], insert[300];
   snprintf(
       create, sizeof create,

@@ -6,9 +6,14 @@
  * written by the statement that makes the row (init, a period's first fetch) or, for a
  * row made before the record existed, by its next block's statement: a row that is gone
  * while its record is there was lost (a DELETE, a partial restore) and is refused by
- * fetch and init, never started again at 1. Each statement is one transaction; one
- * that fails to serialize (SQLSTATE 40001, 40P01: repeatable read, serializable) is
- * run again, up to RETRIES times. */
+ * fetch and init, never started again at 1. The record also keeps the highest max
+ * handed out (max_id, raised by each block's statement), which init --start-after
+ * must not go below unless forced. leaf_alloc_newest (family, period) keeps, per name
+ * and kind of period (orders:YYYYMMDD), the newest period any server entered: a
+ * period's row is made only by a statement that raises it, so no period below it is
+ * ever made again, whatever rows and records of old periods were deleted. Each
+ * statement is one transaction; one that fails to serialize (SQLSTATE 40001, 40P01:
+ * repeatable read, serializable) is run again, up to RETRIES times. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -23,6 +28,7 @@
 
 #define TABLE "leaf_alloc"
 #define MADE "leaf_alloc_made"
+#define NEWEST "leaf_alloc_newest"
 #define RETRIES 10 /* runs of a statement that failed to serialize, before giving up */
 #define OID_TEXT 25
 #define OID_INT8 20
@@ -32,7 +38,7 @@ typedef struct pg_backend {
   char dsn[IDGEN_SEGMENT_DSN_MAX];
   int64_t timeout_ms;
   PGconn *conn;   /* NULL until the first call, and after a broken connection */
-  int made_ready; /* MADE was seen on this connection */
+  int made_ready; /* MADE (with max_id) and NEWEST were seen on this connection */
   char state[6];  /* the SQLSTATE of the last failed statement ("" none) */
 } pg_backend;
 
@@ -102,9 +108,12 @@ static int sql_error(pg_backend *p, PGresult *r, const char *what) {
     rc = IDGEN_EUNAVAIL; /* connection, shutdown, resources, conflicts, read-only */
   else if (!strcmp(state, "22003"))
     rc = IDGEN_ERANGE;
-  else if (!strcmp(state, "42P01") && strstr(msg, "\"" MADE "\"")) {
+  else if ((!strcmp(state, "42P01") || !strcmp(state, "42703")) &&
+           (strstr(msg, "\"" MADE "\"") || strstr(msg, "\"" NEWEST "\"") ||
+            strstr(msg, "max_id\" of relation \"" MADE))) {
     p->made_ready = 0; /* dropped under this connection: looked for again */
-    return idgen__segment_why(&p->base, -ENOENT, "postgres: table " MADE " does not exist");
+    return idgen__segment_why(&p->base, -ENOENT, "postgres: a record table changed: %s",
+                              msg);
   } else if (!strcmp(state, "42P01"))
     return idgen__segment_why(&p->base, -ENOENT,
                               "postgres: table " TABLE " does not exist: run 'idgen "
@@ -194,10 +203,10 @@ static int run(pg_backend *p, const char *what, const char *sql, int n, const Oi
   }
 }
 
-/* Makes sure both tables are there: leaf_alloc (init only: a fetch without it fails on
- * it) and the made records (a database from before them gets the table at its first
- * fetch). Two makers racing on CREATE TABLE IF NOT EXISTS can fail on the catalogue's
- * unique index: the loser looks again. */
+/* Makes sure the tables are there: leaf_alloc (init only: a fetch without it fails on
+ * it), the made records with their max_id, and the newest periods (a database from
+ * before them gets them at its first fetch). Two makers racing on CREATE TABLE IF NOT
+ * EXISTS can fail on the catalogue's unique index: the loser looks again. */
 static int make_tables(pg_backend *p, int with_alloc) {
   static const char *const sql[] = {
       "CREATE TABLE IF NOT EXISTS " TABLE " ("
@@ -208,9 +217,16 @@ static int make_tables(pg_backend *p, int with_alloc) {
       "update_time timestamp NOT NULL DEFAULT now())",
       "CREATE TABLE IF NOT EXISTS " MADE " ("
       "biz_tag varchar(128) PRIMARY KEY, "
-      "made_at timestamptz NOT NULL DEFAULT now())",
+      "made_at timestamptz NOT NULL DEFAULT now(), "
+      "max_id bigint)",
+      /* a record table from before max_id: its rows get it with their next block */
+      "ALTER TABLE " MADE " ADD COLUMN IF NOT EXISTS max_id bigint",
+      "CREATE TABLE IF NOT EXISTS " NEWEST " ("
+      "family varchar(140) PRIMARY KEY, "
+      "period bigint NOT NULL, "
+      "update_time timestamptz NOT NULL DEFAULT now())",
   };
-  for (int i = with_alloc ? 0 : 1; i < 2; i++) {
+  for (size_t i = with_alloc ? 0 : 1; i < sizeof sql / sizeof sql[0]; i++) {
     PGresult *r;
     int rc = run(p, "create table", sql[i], 0, NULL, NULL, &r);
     if (rc && (!strcmp(p->state, "23505") || !strcmp(p->state, "42P07")))
@@ -223,13 +239,15 @@ static int make_tables(pg_backend *p, int with_alloc) {
   return 0;
 }
 
-/* MADE, before a fetch on this connection: looked up (a fetch needs no right to create
- * tables when it is there), made if leaf_alloc is there and it is not. */
+/* MADE (with max_id) and NEWEST, before a fetch on this connection: looked up (a fetch
+ * needs no right to create tables when they are there), made if leaf_alloc is there and
+ * they are not. */
 static int find_made(pg_backend *p) {
   PGresult *r;
   int rc = run(p, "lookup",
-               "SELECT to_regclass('" TABLE "') IS NOT NULL, to_regclass('" MADE
-               "') IS NOT NULL",
+               "SELECT to_regclass('" TABLE "') IS NOT NULL, to_regclass('" NEWEST
+               "') IS NOT NULL AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+               "to_regclass('" MADE "') AND attname = 'max_id' AND NOT attisdropped)",
                0, NULL, NULL, &r);
   if (rc)
     return rc;
@@ -262,39 +280,60 @@ static int gone(pg_backend *p, const char *name) {
                             name, name);
 }
 
-/* One statement: the row is made at start_after, with its record, unless it exists, or
- * its record says it was made and lost (then only an explicit start_after, N > 0,
- * makes it again). It returns (made now, made before, the row was there). */
+/* The refusal of an init --start-after N below the highest number the record says was
+ * handed out. */
+static int below(pg_backend *p, const char *name, uint64_t start_after,
+                 const char *highest) {
+  return idgen__segment_why(&p->base, IDGEN_EPROTO,
+                            "postgres: row '%s' is gone, and " MADE " says %s was handed "
+                            "out: --start-after %" PRIu64 " is below it, refused (its "
+                            "numbers would repeat); --start-after %s, or --force",
+                            name, highest, start_after, highest);
+}
+
+/* One statement: the row is made at start_after, with its record (max_id start_after),
+ * unless it exists, or its record says it was made and lost (then only an explicit
+ * start_after, N > 0, at or above the record's max_id, or forced, makes it again). It
+ * returns (made now, made before, the row was there, the record's max_id). */
+static int pg_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                        uint64_t step);
+
 static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
                    uint64_t start_after, int force) {
-  (void)force; /* the recorded highest is checked per backend (issue 35) */
   pg_backend *p = (pg_backend *)b;
   int rc = make_tables(p, 1);
   if (rc)
     return rc;
+  /* a period's key by its number alone: under the newest-period record, as a fetch's */
+  if (strchr(name, ':') && !start_after)
+    return pg_key_start(b, NULL, name, step);
   char step_text[24], start_text[24];
   snprintf(step_text, sizeof step_text, "%" PRIu64, step);
   snprintf(start_text, sizeof start_text, "%" PRIu64, start_after);
-  const char *params[] = {name, step_text, start_text};
-  const Oid types[] = {OID_TEXT, OID_INT8, OID_INT8};
+  const char *params[] = {name, step_text, start_text, force ? "t" : "f"};
+  const Oid types[] = {OID_TEXT, OID_INT8, OID_INT8, 16 /* bool */};
   PGresult *r;
   rc = run(p, "insert",
-           "WITH m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made), "
+           "WITH m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made, "
+           "(SELECT max_id FROM " MADE " WHERE biz_tag = $1) AS highest), "
            "i AS (INSERT INTO " TABLE " (biz_tag, max_id, step, description) "
            "SELECT $1, $3, $2::integer, 'idgen segment ' || $1 FROM m "
-           "WHERE NOT m.made OR $3 > 0 "
+           "WHERE NOT m.made OR ($3 > 0 AND ($4 OR m.highest IS NULL OR $3 >= m.highest)) "
            "ON CONFLICT (biz_tag) DO NOTHING RETURNING biz_tag), "
-           "r AS (INSERT INTO " MADE " (biz_tag) SELECT biz_tag FROM i "
-           "ON CONFLICT (biz_tag) DO UPDATE SET made_at = now()) "
+           "r AS (INSERT INTO " MADE " (biz_tag, max_id) SELECT biz_tag, $3 FROM i "
+           "ON CONFLICT (biz_tag) DO UPDATE SET made_at = now(), max_id = EXCLUDED.max_id) "
            "SELECT (SELECT count(*) FROM i), m.made, "
-           "EXISTS (SELECT 1 FROM " TABLE " WHERE biz_tag = $1) FROM m",
-           3, types, params, &r);
+           "EXISTS (SELECT 1 FROM " TABLE " WHERE biz_tag = $1), m.highest FROM m",
+           4, types, params, &r);
   if (rc)
     return rc;
-  int ok = PQntuples(r) == 1 && PQnfields(r) == 3;
+  int ok = PQntuples(r) == 1 && PQnfields(r) == 4;
   int created = ok && !strcmp(PQgetvalue(r, 0, 0), "1");
   int made = ok && !strcmp(PQgetvalue(r, 0, 1), "t");
   int there = ok && !strcmp(PQgetvalue(r, 0, 2), "t");
+  char highest[24] = "";
+  if (ok && !PQgetisnull(r, 0, 3))
+    snprintf(highest, sizeof highest, "%s", PQgetvalue(r, 0, 3));
   PQclear(r);
   if (!ok)
     return idgen__segment_why(b, IDGEN_EPROTO, "postgres: unexpected reply to init");
@@ -302,6 +341,8 @@ static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
     return 0;
   if (!there && made && !start_after)
     return gone(p, name);
+  if (!there && made && highest[0])
+    return below(p, name, start_after, highest);
   return 1; /* there, or made meanwhile by another process */
 }
 
@@ -309,8 +350,9 @@ static int pg_init(idgen__segment_backend *b, const char *name, uint64_t step,
   "WITH u AS (UPDATE " TABLE " SET max_id = max_id + $2, step = $2::integer, "             \
   "update_time = now() WHERE biz_tag = $1 RETURNING max_id, step), "                       \
   "m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made), "             \
-  "a AS (INSERT INTO " MADE " (biz_tag) SELECT $1 FROM u, m WHERE NOT m.made "             \
-  "ON CONFLICT (biz_tag) DO NOTHING) "                                                     \
+  "a AS (INSERT INTO " MADE " (biz_tag, max_id) SELECT $1, u.max_id FROM u "               \
+  "ON CONFLICT (biz_tag) DO UPDATE SET max_id = GREATEST(" MADE ".max_id, "                \
+  "EXCLUDED.max_id)) "                                                                     \
   "SELECT u.max_id, u.step, m.made FROM m LEFT JOIN u ON true"
 
 static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
@@ -323,9 +365,10 @@ static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
   const Oid types[] = {OID_TEXT, OID_INT8};
   PGresult *r;
   /* The step column records the step of the last block, so the row alone says which
-   * block was leased: [max_id - step + 1, max_id]. The same statement writes the
-   * row's record if it has none (a row made before the records: adopted), and says
-   * whether it had one (m.made: a row gone, made here, is lost). */
+   * block was leased: [max_id - step + 1, max_id]. The same statement raises the
+   * record's max_id to it, writes the row's record if it has none (a row made before
+   * the records: adopted), and says whether it had one (m.made: a row gone, made here,
+   * is lost). */
   int rc = 0;
   for (int pass = 0; pass < 2; pass++) {
     int ready = p->made_ready;
@@ -363,13 +406,84 @@ static int pg_fetch(idgen__segment_backend *b, const char *name, uint64_t step,
   return 0;
 }
 
+/* A period's row, in one statement: the newest-period record of its family raised to
+ * the key's period (ON CONFLICT DO UPDATE locks the record's row and judges its newest
+ * version at any isolation level: a racing raise waits, or fails to serialize and runs
+ * again), and only if it was raised (not behind) the row made at 0 with its record,
+ * unless a record names it. Returns (made now, made before, the row was there, raised). */
+static int pg_key_start(idgen__segment_backend *b, const char *ns, const char *key,
+                        uint64_t step) {
+  pg_backend *p = (pg_backend *)b;
+  (void)ns;
+  char family[IDGEN_SEGMENT_NAME_MAX + 8], number_text[24], step_text[24];
+  uint64_t number;
+  if (!idgen__segment_period_key(key, family, sizeof family, &number))
+    return pg_init(b, key, step, 0, 0);
+  snprintf(number_text, sizeof number_text, "%" PRIu64, number);
+  snprintf(step_text, sizeof step_text, "%" PRIu64, step);
+  const char *params[] = {key, step_text, family, number_text};
+  const Oid types[] = {OID_TEXT, OID_INT8, OID_TEXT, OID_INT8};
+  PGresult *r;
+  int rc = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    int ready = p->made_ready;
+    rc = ready ? 0 : find_made(p);
+    if (!rc)
+      rc = run(p, "insert",
+               "WITH n AS (INSERT INTO " NEWEST " (family, period) VALUES ($3, $4) "
+               "ON CONFLICT (family) DO UPDATE SET period = EXCLUDED.period, "
+               "update_time = now() WHERE " NEWEST ".period <= EXCLUDED.period "
+               "RETURNING period), "
+               "m AS (SELECT EXISTS (SELECT 1 FROM " MADE " WHERE biz_tag = $1) AS made), "
+               "i AS (INSERT INTO " TABLE " (biz_tag, max_id, step, description) "
+               "SELECT $1, 0, $2::integer, 'idgen segment ' || $1 FROM m, n "
+               "WHERE NOT m.made ON CONFLICT (biz_tag) DO NOTHING RETURNING biz_tag), "
+               "r AS (INSERT INTO " MADE " (biz_tag, max_id) SELECT biz_tag, 0 FROM i "
+               "ON CONFLICT (biz_tag) DO UPDATE SET made_at = now(), max_id = 0) "
+               "SELECT (SELECT count(*) FROM i), m.made, "
+               "EXISTS (SELECT 1 FROM " TABLE " WHERE biz_tag = $1), "
+               "(SELECT count(*) FROM n) FROM m",
+               4, types, params, &r);
+    if (!(rc == -ENOENT && ready && !p->made_ready))
+      break; /* else a record table was dropped under this connection: looked for again */
+  }
+  if (rc)
+    return rc;
+  int ok = PQntuples(r) == 1 && PQnfields(r) == 4;
+  int created = ok && !strcmp(PQgetvalue(r, 0, 0), "1");
+  int made = ok && !strcmp(PQgetvalue(r, 0, 1), "t");
+  int there = ok && !strcmp(PQgetvalue(r, 0, 2), "t");
+  int raised = ok && !strcmp(PQgetvalue(r, 0, 3), "1");
+  PQclear(r);
+  if (!ok)
+    return idgen__segment_why(b, IDGEN_EPROTO,
+                              "postgres: unexpected reply to a period start");
+  if (created)
+    return 0;
+  if (there)
+    return 1; /* a row of a period behind the newest is used, never made */
+  if (made)
+    return gone(p, key);
+  if (raised)
+    return 1; /* made meanwhile by another process, or deleted at once: its fetch says */
+  /* behind: the record, as it is now, names the newer period */
+  const char *fparams[] = {family};
+  rc = run(p, "select", "SELECT period FROM " NEWEST " WHERE family = $1", 1, types + 2,
+           fparams, &r);
+  if (rc)
+    return rc;
+  uint64_t newest = PQntuples(r) == 1 ? strtoull(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+  PQclear(r);
+  return idgen__segment_behind(b, key, newest, NEWEST);
+}
+
 static void pg_free(idgen__segment_backend *b) {
   drop((pg_backend *)b);
   free(b);
 }
 
 static const idgen__segment_backend_class pg_class = {
-    "postgres", pg_init, pg_fetch, pg_free, NULL, NULL, NULL};
+    "postgres", pg_init, pg_fetch, pg_free, NULL, pg_key_start, NULL};
 
 int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
                                 int64_t timeout_ms, char *err, size_t errlen) {

@@ -108,6 +108,16 @@ int idgen__segment_name_check(const char *name);
 int idgen__segment_why(idgen__segment_backend *b, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* A period key NAME:NUMBER (orders:20261201): 1 with its family, the key of the
+ * backend's newest-period record (NAME:YYYYMMDD, NAME:YYYYMM, NAME:YYYY: one record per
+ * name and kind of period), and its number; 0 for any other key. */
+int idgen__segment_period_key(const char *key, char *family, size_t familylen,
+                              uint64_t *number);
+/* The refusal of a period key below the newest period a server entered (IDGEN_EPROTO):
+ * one line naming both periods and where the record is. */
+int idgen__segment_behind(idgen__segment_backend *b, const char *key, uint64_t newest,
+                          const char *record);
+
 /* The backends' constructors (backend.c dispatches by kind). */
 int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen);

@@ -3,7 +3,8 @@
 # second `idgen serve` of the same name from another state directory is refused, naming
 # the first one's; a removed or emptied file is refused at restart, in a state directory
 # and in the `path:` form; `idgen segment init` refuses over an existing sequence, and is
-# the one way to make a lost one again. A first start in a fresh state directory still
+# the one way to make a lost one again (--start-after N at or above the highest its
+# record names, or --force: issue 35). A first start in a fresh state directory still
 # makes the file, and two servers of one state directory still share it.
 # Usage: server_segment_file.sh /path/to/idgen
 source "$(dirname "$0")/server_common.bash"
@@ -132,7 +133,7 @@ take 1 "$WORK/again.txt"
 check "  above the last number ($last)" yes "$([[ $(cat "$WORK/again.txt") -gt $last ]] && echo yes || echo no)"
 stop_server || fail "server a did not stop cleanly"
 
-# --- 4. idgen segment init: refuses over a sequence, makes a lost one again ----------------
+# --- 4. idgen segment init: refuses over a sequence and below its record, --force --------
 seg_init() { IDGEN_STATE_DIR=$WORK/a-state "$IDGEN" segment init "$@"; }
 before=$(cat "$WORK/a-state/segment-orders")
 rc=0
@@ -143,8 +144,13 @@ check "  and leaves the file as it was" "$before" "$(cat "$WORK/a-state/segment-
 rm "$WORK/a-state/segment-orders"
 rc=0
 seg_init orders >"$WORK/init.out" 2>&1 || rc=$?
-check "init after the file was lost: makes it again (the operator's choice)" 0 "$rc"
-check "  at 0" "00000000000000000000 orders" "$(cat "$WORK/a-state/segment-orders")"
+check "init after the file was lost: below the record's highest: refused" 1 "$rc"
+check_match "  naming it" "says $((10#${before%% *})) was handed out: --start-after 0 is below it" \
+  "$(cat "$WORK/init.out")"
+rc=0
+seg_init --start-after 1 --force orders >"$WORK/init.out" 2>&1 || rc=$?
+check "init --force: makes it again (the operator's choice)" 0 "$rc"
+check "  at its N" "00000000000000000001 orders" "$(cat "$WORK/a-state/segment-orders")"
 
 # --- 5. A file the generator names is never made at start: a dsn directory, a path: -------
 mkdir -p "$WORK/named-dir"

@@ -130,8 +130,8 @@ if part file; then
   dir=$WORK/segdir
   mkdir -p "$dir"
   crossing file file "$dir/"
-  check "file: a key file and a .created record per day" \
-    "segment-orders:20261130 segment-orders:20261130.created segment-orders:20261201 segment-orders:20261201.created" \
+  check "file: a key file and a .created record per day, the days' newest record" \
+    "segment-orders:20261130 segment-orders:20261130.created segment-orders:20261201 segment-orders:20261201.created segment-orders:YYYYMMDD.newest" \
     "$(cd "$dir" && ls segment-orders:* | sort | tr '\n' ' ' | sed 's/ $//')"
   # The 1st's file lost: a server on the 1st refuses it (not again from 1).
   rm "$dir/segment-orders:20261201"
@@ -200,7 +200,7 @@ if part mariadb; then
   crossing mariadb mariadb "$MDB_DSN"
   for i in 0 1; do
     check "mariadb server $i: an InnoDB ticket table per day, and the record" \
-      "tickets64_20261130 InnoDB tickets64_20261201 InnoDB tickets64_periods InnoDB" \
+      "tickets64_20261130 InnoDB tickets64_20261201 InnoDB tickets64_newest InnoDB tickets64_periods InnoDB" \
       "$(sql "$i" "SELECT TABLE_NAME, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'test' AND TABLE_NAME LIKE 'tickets64%' ORDER BY 1" | tr '\t\n' '  ' | sed 's/ $//')"
     check "mariadb server $i: both days recorded made" \
       "tickets64_20261130 made tickets64_20261201 made" \

@@ -157,12 +157,21 @@ static void test_init_makes_only_what_is_not_there(void **state) {
   put("segment-orders", "");
   assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), IDGEN_EPROTO);
   assert_non_null(strstr(b->why, "is empty"));
-  /* init makes an emptied one again, and a removed one: the operator's choice. */
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
+  /* init makes an emptied one again, and a removed one, at or above the record's
+   * highest (10), or below it when forced: the operator's choice. */
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), IDGEN_EPROTO);
+  assert_non_null(strstr(b->why, "says 10 was handed out: --start-after 0 is below it"));
+  assert_string_equal(content("segment-orders"), "");
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 1), 0);
   assert_string_equal(content("segment-orders"), AT_0);
   unlink(strcat(strcpy(why, dir), "/segment-orders"));
-  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0); /* the record says 0 now */
   assert_string_equal(content("segment-orders"), AT_0);
+  assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), 0);
+  unlink(strcat(strcpy(why, dir), "/segment-orders"));
+  assert_int_equal(b->vtable->init(b, "orders", 10, 9, 0), IDGEN_EPROTO);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 10, 0), 0);
+  assert_string_equal(content("segment-orders"), "00000000000000000010 orders\n");
   assert_int_equal(start(1, why, sizeof why), 1);
   idgen__segment_backend_free(b);
   /* Removed under a running process: its fetch says the file was made, not "init". */
