@@ -82,7 +82,10 @@ if part records; then
   refused seg next rec
   grep -q 'up to 30' "$T/err" || fail "the lost key's refusal names no 30: $(cat "$T/err")"
   refused seg init rec
-  ok "a deleted key: fetch and bare init refused, naming 30: $(cat "$T/err")"
+  grep -q 'rec is gone.*up to 30' "$T/err" || fail "bare init: $(cat "$T/err")"
+  refused seg init --force rec
+  grep -q 'rec is gone.*up to 30' "$T/err" || fail "bare init --force: $(cat "$T/err")"
+  ok "a deleted key: fetch and bare init (with --force too) refused, naming 30: $(cat "$T/err")"
   refused seg init --start-after 5 rec
   grep -q 'start-after 5 is below 30' "$T/err" || fail "the refusal names no 30: $(cat "$T/err")"
   ok "init --start-after 5 below the recorded 30 is refused: $(cat "$T/err")"
