@@ -38,7 +38,7 @@ if part scenarios; then
 fi
 
 if part guard; then
-  # The guard: the key deleted under the registry's nose is refused, not begun again at 1.
+  # The guard: the key deleted under its record is refused, not begun again at 1.
   seg init lost >/dev/null
   seg next -n 5 lost >/dev/null
   "$RS" cli "$T/redis" DEL idgen:default:segment:lost >/dev/null
@@ -46,7 +46,7 @@ if part guard; then
   seg next lost >"$T/out" 2>"$T/err" || status=$?
   [[ $status -ne 0 && ! -s $T/out ]] && grep -q 'segment-made:lost records it made, up to 5' "$T/err" ||
     fail "lost key: exit $status, out $(cat "$T/out"), $(cat "$T/err")"
-  ok "a key gone while the registry names it is refused: $(cat "$T/err")"
+  ok "a key gone while its made record is there is refused: $(cat "$T/err")"
   status=0
   seg init lost >"$T/out" 2>"$T/err" || status=$?
   [[ $status -ne 0 ]] || fail "init of a lost key started it again"
