@@ -28,7 +28,7 @@ static void usage(FILE *out) {
   fprintf(
       out,
       "usage: idgen segment init [--backend B] [--dsn DSN] [--step N]\n"
-      "                          [--start-after N [--force] | --from-sequence SEQ] NAME\n"
+      "                          [--start-after N | --from-sequence SEQ] [--force] NAME\n"
       "       idgen segment next [--backend B] [--dsn DSN] [-n N] [--step N] NAME\n"
       "\n"
       "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
@@ -67,8 +67,10 @@ static void usage(FILE *out) {
       "                    makes again a lost sequence (N at or above every number\n"
       "                    it handed out); file: a lost file is made again at N\n"
       "      --force       init: accept a --start-after N below the highest number the\n"
-      "                    backend's records say was handed out (postgres, etcd, file:\n"
-      "                    refused without it, naming that number)\n"
+      "                    backend's records say was handed out (postgres, etcd, file,\n"
+      "                    redis: refused without it, naming that number); redis: also\n"
+      "                    make a key on a server with AOF off (a restart then loses\n"
+      "                    it, and numbers repeat)\n"
       "  -f, --from-sequence SEQ\n"
       "                    init, postgres: N is the last value of the PostgreSQL\n"
       "                    sequence SEQ in the DSN's database (stop using SEQ first)\n"
@@ -149,8 +151,8 @@ static int parse_args(int argc, char **argv, segment_args *a) {
   a->name = argv[optind];
   if ((a->start_after || a->from_sequence) && strcmp(a->cmd, "segment init"))
     return cli_error(CLI_USAGE, a->cmd, "--start-after and --from-sequence are for init");
-  if (a->force && !a->start_after)
-    return cli_error(CLI_USAGE, a->cmd, "--force is for init --start-after N");
+  if (a->force && strcmp(a->cmd, "segment init"))
+    return cli_error(CLI_USAGE, a->cmd, "--force is for init");
   if (a->start_after && a->from_sequence)
     return cli_error(CLI_USAGE, a->cmd, "--start-after or --from-sequence, not both");
   if (a->from_sequence && strcmp(a->backend, "postgres"))
@@ -206,8 +208,8 @@ static int run_init(segment_args *a) {
   }
   int rc = idgen__segment_file_claim(b, claim_ns(), a->name);
   if (rc == 0)
-    rc = b->vtable->init(b, a->name, a->step_set ? a->step : 1000, a->start_after,
-                         a->force);
+    rc =
+        b->vtable->init(b, a->name, a->step_set ? a->step : 1000, a->start_after, a->force);
   if (rc < 0)
     status = cli_error(CLI_FAILED, a->cmd, "%s", b->why);
   else if (rc == 0 && !a->start_after)

@@ -49,7 +49,8 @@ typedef struct idgen__segment_backend_class {
    * and is refused (IDGEN_EPROTO, one line), unless start_after > 0 (postgres, etcd: the
    * operator's N, at or above every number it handed out). Where the backend holds a
    * record of the highest number handed out, a start_after below it is refused
-   * (IDGEN_EPROTO, one line naming the recorded number) unless force is 1. */
+   * (IDGEN_EPROTO, one line naming the recorded number) unless force is 1 (redis, which
+   * also refuses to make a key while AOF is off unless force is 1). */
   int (*init)(idgen__segment_backend *b, const char *name, uint64_t step,
               uint64_t start_after, int force);
   /* Leases the next block of step numbers of name with one atomic operation of the
@@ -60,7 +61,8 @@ typedef struct idgen__segment_backend_class {
    * IDGEN_ERANGE when the numbers would pass IDGEN_SEGMENT_NUMBER_MAX, IDGEN_EUNAVAIL
    * or IDGEN_ETIMEDOUT when the backend cannot be reached, IDGEN_EPROTO for a reply
    * that makes no sense (or a misconfigured ticket server), or for a name whose counter
-   * is gone while the backend's record says it made it (postgres, etcd, redis). */
+   * is gone while the backend's record says it made it (postgres, etcd, redis), and on
+   * redis for a policy that may evict its keys, or a counter below its record. */
   int (*fetch)(idgen__segment_backend *b, const char *name, uint64_t step, uint64_t floor,
                idgen__segment_block *out);
   void (*free)(idgen__segment_backend *b);
@@ -193,8 +195,10 @@ int idgen__segment_period_check(idgen__segment_backend *b, const char *name,
  * lost one (absent while its record is there) refused; mariadb: the period's ticket
  * table TABLE_NUMBER is started on each server at the first fetch from it there (made
  * if its record in TABLE_periods allows, a lost one refused), and the period's first
- * fetch goes to the first server. 0 or 1 (it was there), or an error with one line in
- * b->why. */
+ * fetch goes to the first server; redis: the key made at 0 with its made record, only
+ * if no record names it, AOF is on and the period lies above the name's newest period
+ * (its record raised in the same script). 0 or 1 (it was there), or an error with one
+ * line in b->why. */
 int idgen__segment_key_start(idgen__segment_backend *b, const char *ns, const char *key,
                              uint64_t step);
 

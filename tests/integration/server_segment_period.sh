@@ -23,11 +23,18 @@
 # generator answer too, and the day's counter stays within what was handed out (no
 # blocks burnt in a loop); a second server started at 23:59:58 crosses the jump, hands
 # out both days' numbers (the new one from 1), none twice, each day's rising.
-# Parts: file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats dst.
+# On Redis (AOF always) the same crossing; then each day's key made only by key_start:
+# an old day's key and record removed (as the docs allow once the newest-period record
+# idgen:default:segment-newest:orders:day is past it) is not made again by a server
+# whose clock is behind; the current day's key lost, alone or with its record, is
+# refused; a Redis with AOF off makes no day's key (so a restart repeats nothing); an
+# allkeys-lru policy is refused at the first fetch.
+# Parts: file postgres etcd mariadb mariadb-lost mariadb-restart redis redis-lost
+# refusals formats dst.
 # Usage: server_segment_period.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts file postgres etcd mariadb mariadb-lost mariadb-restart refusals formats dst -- "${@:2}"
+parts file postgres etcd mariadb mariadb-lost mariadb-restart redis redis-lost refusals formats dst -- "${@:2}"
 for tool in curl jq; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
@@ -167,6 +174,81 @@ if part etcd; then
   dsn=$("$SOURCE_DIR/scripts/etcd-cluster.sh" start "$WORK/etcd" 1)
   BACKEND_STOP+=("'$SOURCE_DIR/scripts/etcd-cluster.sh' stop '$WORK/etcd'")
   crossing etcd etcd "$dsn"
+fi
+
+# The Redis parts share one server (AOF always).
+if part redis || part redis-lost; then
+  command -v redis-server >/dev/null || "$SOURCE_DIR/scripts/deps.sh" test
+  RS=$SOURCE_DIR/scripts/redis-server.sh
+  redis_dsn=$("$RS" start "$WORK/redis")
+  BACKEND_STOP+=("'$RS' stop '$WORK/redis'" "'$RS' stop '$WORK/redis-volatile'")
+fi
+
+if part redis; then
+  crossing redis redis "$redis_dsn"
+  check "redis: the newest period recorded" 20261201 \
+    "$("$RS" cli "$WORK/redis" GET idgen:default:segment-newest:orders:day)"
+  check "redis: each day's record holds its highest max" "$(
+    "$RS" cli "$WORK/redis" GET idgen:default:segment:orders:20261201)" \
+    "$("$RS" cli "$WORK/redis" GET idgen:default:segment-made:orders:20261201)"
+fi
+
+# refused_at LABEL CONFIG "FAKETIME" PATTERN: a server started then hands out no number
+# of 'orders' (503) and its reason matches PATTERN.
+refused_at() {
+  local label=$1 config=$2 at=$3 pattern=$4 code="" reason="" i
+  TZ=UTC LD_PRELOAD=$FT FAKETIME="@$at" FAKETIME_DONT_FAKE_MONOTONIC=1 \
+    launch_server "$label" --config "$config" || return
+  for i in $(seq 100); do
+    code=$(curl -s -o "$WORK/body" -w '%{http_code}' "http://$HTTP/v1/id?name=orders")
+    reason=$(curl -s "http://$HTTP/readyz?name=orders" | jq -r '.error.message // empty')
+    [[ $code != 200 && -n $reason ]] && break
+    sleep 0.05
+  done
+  check "$label: refused (503), no number handed out" "503" \
+    "$code$(grep -o '"id":"[0-9]*"' "$WORK/body" | sed 's/^/ /')"
+  check_match "$label: the reason" "$pattern" "$reason"
+  stop_server || true
+}
+
+if part redis-lost; then
+  rc=("$RS" cli "$WORK/redis")
+  write_config "$WORK/redis-lost.yaml" redis "$redis_dsn"
+  # Two days, as a crossing leaves them: the 30th's key and record, the 1st's.
+  start_at rl-a "$WORK/redis-lost.yaml" "2026-11-30 12:00:00"
+  curl -s "http://$HTTP/v1/ids?name=orders&count=7" >/dev/null
+  stop_server || true
+  start_at rl-b "$WORK/redis-lost.yaml" "2026-12-01 12:00:00"
+  curl -s "http://$HTTP/v1/ids?name=orders&count=7" >/dev/null
+  stop_server || true
+  # The 30th's key and record removed as the docs allow (the newest period, the 1st, is
+  # past it): a server whose clock still reads the 30th does not make it again.
+  # (an older idgen's registry entry too).
+  "${rc[@]}" DEL idgen:default:segment:orders:20261130 idgen:default:segment-made:orders:20261130 >/dev/null
+  "${rc[@]}" HDEL idgen:default:segments orders:20261130 >/dev/null
+  refused_at rl-behind "$WORK/redis-lost.yaml" "2026-11-30 23:59:40" \
+    "segment-newest:orders:day says servers have entered period 20261201"
+  check "redis-lost: the 30th's key not made again" 0 \
+    "$("${rc[@]}" EXISTS idgen:default:segment:orders:20261130)"
+  # The 1st's key lost alone: refused, naming its record's max.
+  "${rc[@]}" DEL idgen:default:segment:orders:20261201 >/dev/null
+  refused_at rl-gone "$WORK/redis-lost.yaml" "2026-12-01 13:00:00" \
+    "orders:20261201 is gone, but idgen:default:segment-made:orders:20261201 records it made, up to [1-9]"
+  # ... and with its record (a foreign client): the newest period still refuses it.
+  "${rc[@]}" DEL idgen:default:segment-made:orders:20261201 >/dev/null
+  "${rc[@]}" HDEL idgen:default:segments orders:20261201 >/dev/null
+  refused_at rl-both "$WORK/redis-lost.yaml" "2026-12-01 13:00:00" "entered period 20261201"
+  # An evicting policy: refused at the first fetch, naming the policy.
+  "${rc[@]}" CONFIG SET maxmemory-policy allkeys-lru >/dev/null
+  refused_at rl-lru "$WORK/redis-lost.yaml" "2026-12-02 10:00:00" "maxmemory-policy allkeys-lru"
+  "${rc[@]}" CONFIG SET maxmemory-policy noeviction >/dev/null
+  # AOF off: no day's key is made, so a restart that empties Redis repeats nothing.
+  vdsn=$("$RS" start "$WORK/redis-volatile" --aof off)
+  write_config "$WORK/redis-volatile.yaml" redis "$vdsn"
+  refused_at rl-volatile "$WORK/redis-volatile.yaml" "2026-12-01 10:00:00" "AOF off"
+  "$RS" kill "$WORK/redis-volatile"
+  "$RS" restart "$WORK/redis-volatile" >/dev/null
+  refused_at rl-volatile2 "$WORK/redis-volatile.yaml" "2026-12-01 10:00:30" "AOF off"
 fi
 
 # The MariaDB parts share two ticket servers (each part its own days).
