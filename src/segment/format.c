@@ -243,3 +243,42 @@ int idgen__seg_format_parse(const idgen__seg_format *f, const char *text, size_t
   *n_out = n;
   return 0;
 }
+
+/* A format's texts as one byte class per position: a literal byte, or 0 for a digit (a
+ * date or sequence field). The length, or -1 if it does not fit. */
+static int format_classes(const idgen__seg_format *f, char *out, size_t outlen) {
+  size_t o = 0;
+  for (size_t i = 0; i < f->nparts; i++) {
+    char kind = f->parts[i].kind;
+    size_t len = f->parts[i].len;
+    if (o + len > outlen)
+      return -1;
+    if (kind == 'L')
+      memcpy(out + o, f->template_text + f->parts[i].at, len);
+    else if (kind == 'N')
+      memcpy(out + o, f->name, len);
+    else
+      memset(out + o, 0, len);
+    o += len;
+  }
+  return (int)o;
+}
+
+static int is_digit_class(char c) {
+  return c == 0 || (c >= '0' && c <= '9');
+}
+
+int idgen__seg_format_overlap(const idgen__seg_format *a, const idgen__seg_format *b) {
+  char ca[IDGEN_SEG_FORMAT_MAX + 96], cb[IDGEN_SEG_FORMAT_MAX + 96];
+  int la = format_classes(a, ca, sizeof ca), lb = format_classes(b, cb, sizeof cb);
+  if (la < 0 || lb < 0)
+    return 1; /* cannot tell: coinciding, to be safe */
+  if (la != lb)
+    return 0;
+  for (int i = 0; i < la; i++) {
+    char x = ca[i], y = cb[i];
+    if (x && y ? x != y : !is_digit_class(x ? x : y))
+      return 0;
+  }
+  return 1;
+}

@@ -47,4 +47,12 @@ int idgen__seg_format_text(const idgen__seg_format *f, uint64_t v, char *out,
 int idgen__seg_format_parse(const idgen__seg_format *f, const char *text, size_t len,
                             uint64_t *v, uint64_t *period, uint64_t *n);
 
+/* 1 if a text of format a can also be a text of format b (the same text for two numbers
+ * when one replaces the other), 0 if no text is both. Every field has a fixed width, so
+ * this compares the two templates position by position: texts of different lengths
+ * never coincide; at one position a literal byte excludes the other format's different
+ * literal, and a date or sequence field (digits) excludes a non-digit literal. A format
+ * equal to the other (template, period and digits) counts as coinciding. */
+int idgen__seg_format_overlap(const idgen__seg_format *a, const idgen__seg_format *b);
+
 #endif

@@ -307,6 +307,16 @@ static int seg_live_make(idgen__generator *g, const idgen__gen_spec *spec, void 
     free(f);
     return -1;
   }
+  /* Issue 35: a text the old format made must never be the text of another number. */
+  const idgen__seg_format *in_force = format_of(g);
+  if (idgen__seg_format_overlap(in_force, f)) {
+    snprintf(err, errlen,
+             "generator '%s': format '%s' refused: its texts can be those of '%s' "
+             "(make them distinct: another literal, or another length)",
+             spec->name, spec->format, in_force->template_text);
+    free(f);
+    return -1;
+  }
   *out = f;
   return 0;
 }

@@ -176,6 +176,17 @@ if part broken; then
     "warn reload kept the configuration in force: $CONF:[0-9]+: generators\\.orders\\.format" "$line"
   check_match "broken: ... charges keeps its format (no half reload)" "^$CH_A$" "$(id_of charges)"
   check "broken: no summary line for a file that did not read" 0 "$(summaries)"
+  # Issue 35 item 6: ORD-2026337-... (%Y%j then a literal 0) and ORD-20261203-...
+  # (%Y%m%d) are the same length with '-' at the same place: one text, two numbers.
+  write_config ORD ch_
+  sed -i 's/format: "ORD-{date:%Y%m%d}-{seq:06}"/format: "ORD-{date:%Y%j}0-{seq:06}"/' "$CONF"
+  line=$(hup)
+  check_match "broken: a format whose texts can be the old one's: nothing applied" \
+    ' warn reload .*nothing applied' "$line"
+  check_match "broken: ... the line names both formats" \
+    "warn reload generator 'orders': format 'ORD-\\{date:%Y%j\\}0-\\{seq:06\\}' refused: its texts can be those of 'ORD-\\{date:%Y%m%d\\}-\\{seq:06\\}'" \
+    "$(grep "generator 'orders'" "$SERVER_LOG" | tail -1)"
+  check_match "broken: ... orders keeps its format" "^$ORD_A$" "$(id_of orders)"
   rm "$CONF"
   line=$(hup)
   check_match "broken: a missing file: kept" "kept the configuration in force: .*No such file" "$line"

@@ -109,11 +109,40 @@ static void test_refused(void **state) {
   }
 }
 
+/* Issue 35 item 6: whether two formats' texts can coincide. */
+static int overlap(const char *a, const char *b) {
+  idgen__seg_format fa = compiled(a, IDGEN__PERIOD_DAY, 6);
+  idgen__seg_format fb = compiled(b, IDGEN__PERIOD_DAY, 6);
+  int ab = idgen__seg_format_overlap(&fa, &fb), ba = idgen__seg_format_overlap(&fb, &fa);
+  assert_int_equal(ab, ba);
+  return ab;
+}
+
+static void test_overlap(void **state) {
+  (void)state;
+  /* The same format: its own texts. */
+  assert_int_equal(overlap("X{date:%Y%m%d}{seq:06}", "X{date:%Y%m%d}{seq:06}"), 1);
+  /* The report: 21 Jan's X2026021 0000001 and 10 Feb's X20260210 000001. */
+  assert_int_equal(overlap("X{date:%Y%j}{seq:07}", "X{date:%Y%m%d}{seq:06}"), 1);
+  /* A width change to the same length, and to another length. */
+  assert_int_equal(overlap("X{date:%Y%m%d}{seq:07}", "X{date:%Y%m%d}-{seq:06}"), 0);
+  assert_int_equal(overlap("X{date:%Y%m%d}{seq:06}", "X{date:%Y%m%d}{seq:07}"), 0);
+  assert_int_equal(overlap("{date:%Y%m%d}{seq:07}", "X{date:%Y%m%d}{seq:06}"), 0);
+  /* A literal prefix changed: distinct; a digit literal against a field: not. */
+  assert_int_equal(overlap("X{date:%Y%m%d}{seq:06}", "Y{date:%Y%m%d}{seq:06}"), 0);
+  assert_int_equal(overlap("1{date:%Y%m%d}{seq:06}", "{date:%Y%m%d}{seq:07}"), 1);
+  assert_int_equal(overlap("X-{date:%Y%m%d}{seq:06}", "X{date:%Y%m%d}-{seq:06}"), 0);
+  /* {name} is a literal: "orders". */
+  assert_int_equal(overlap("{name}{date:%Y%m%d}{seq:06}", "orders{date:%Y%m%d}{seq:06}"), 1);
+  assert_int_equal(overlap("{name}{date:%Y%m%d}{seq:06}", "orderz{date:%Y%m%d}{seq:06}"), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trips),
       cmocka_unit_test(test_strict_parse),
       cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_overlap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
