@@ -144,6 +144,30 @@ static void test_refused_or_short_write_is_an_error(void **state) {
    * more (same width, the new digits first), never less: no block comes back. */
   assert_int_equal(fetch_with_fsize_limit(b, 10), -EIO);
   assert_int_equal(watch.calls, 0); /* nothing was synced as if it were written */
+  /* 100 bytes: room for the key file's record, not for all of the made-record's, which
+   * is written first: its short write alone is the error. */
+  assert_int_equal(fetch_with_fsize_limit(b, 100), -EIO);
+  assert_non_null(strstr(b->why, "segment-orders.created: write: short write"));
+  assert_int_equal(watch.calls, 0);
+  idgen__segment_block blk;
+  assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), 0);
+  assert_int_equal(blk.max, 10);
+  idgen__segment_backend_free(b);
+}
+
+/* The single-file form has no record: the key file's own write is the first, and a
+ * short one is an error too, nothing synced as if it were written. */
+static void test_short_write_of_a_single_file_is_an_error(void **state) {
+  (void)state;
+  idgen__segment_backend *b = NULL;
+  char err[256];
+  assert_int_equal(
+      idgen__segment_backend_open(&b, "file", path, 0, err, sizeof err), 0);
+  assert_int_equal(b->vtable->init(b, "orders", 10, 0, 0), 0);
+  assert_int_equal(fake_sync_watch_path(&watch, path), 0);
+  assert_int_equal(fetch_with_fsize_limit(b, 10), -EIO);
+  assert_non_null(strstr(b->why, "short write"));
+  assert_int_equal(watch.calls, 0);
   idgen__segment_block blk;
   assert_int_equal(b->vtable->fetch(b, "orders", 10, 0, &blk), 0);
   assert_int_equal(blk.max, 10);
@@ -177,6 +201,8 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_failed_sync_is_an_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refused_or_short_write_is_an_error, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(test_short_write_of_a_single_file_is_an_error, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_lock_keeps_a_second_opener_out, setup, teardown),
   };
