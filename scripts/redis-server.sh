@@ -10,6 +10,9 @@
 #   scripts/redis-server.sh kill DIR [SIG]      signal it (default KILL) and wait for it
 #   scripts/redis-server.sh restart DIR         start it again: same port, config, data
 #   scripts/redis-server.sh cli DIR ARGS...     redis-cli against it
+#   scripts/redis-server.sh history DIR         the server's history as the Redis lease
+#        stamps a HWM hash with it (src/lease/redis.c, HISTORY_LUA), as HSET's field
+#        value pairs: run_id R replid I replicas N attaches A (tests forge or seed a history so)
 # Files in DIR: m0.pid, members (1), port, url, redis.conf, log, data/.
 set -euo pipefail
 # shellcheck source=scripts/cluster_common.bash
@@ -134,5 +137,10 @@ case "$cmd" in
     wait_up "$dir" || die "restart: not up; see $dir/log"
     cat "$dir/url" ;;
   cli) cli "$dir" "$@" ;;
+  history)
+    info=$(cli "$dir" INFO server; cli "$dir" INFO replication; cli "$dir" INFO stats)
+    field() { sed -n "s/^$1:\([0-9a-f]*\).*/\1/p" <<<"$info"; }
+    echo "run_id $(field run_id) replid $(field master_replid)" \
+      "replicas $(field connected_slaves) attaches $(($(field sync_full) + $(field sync_partial_ok)))" ;;
   *) die "unknown command $cmd" ;;
 esac

@@ -1,12 +1,14 @@
 /* redis.c: the Redis provider: a worker ID is the key idgen:<ns>:worker:<N> holding a
  * random 128-bit token with a PX expiry; its HWM, fencing counter and holder record live
- * in the hash idgen:<ns>:hwm:<N> (fields hwm, fence, run_id, record), never expiring.
+ * in the hash idgen:<ns>:hwm:<N> (fields hwm, fence, run_id, replid, replicas, attaches,
+ * record), never expiring.
  * Every step is one Lua script, so Redis runs it whole: claim (first free key, SET NX
  * PX, read the HWM, bump the counter), renew (token, then PEXPIRE), HWM write (token and
- * counter, never lower), release (token, final HWM, DEL). A HWM stamped under another
- * run_id than the server's now (a restart, a failover) or missing is history that may be
- * lost: the claim then waits TTL + ahead (see claim_floor). Keys of a datacenter live
- * under idgen:<ns>:dc:<D>:. The client: src/redis/. */
+ * counter, never lower), release (token, final HWM, DEL). Each HWM write stamps the
+ * hash with the server's history as the script reads it from INFO (HISTORY_LUA); a claim
+ * trusts a HWM only under the same history, else it may be lost and the claim waits TTL
+ * + ahead (see claim_floor). Keys of a datacenter live under idgen:<ns>:dc:<D>:. The
+ * client: src/redis/. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,15 +23,47 @@
 #include "lease/lease_internal.h"
 #include "redis/client.h"
 
+/* The server's history now, read by the script itself so it is the one the script runs
+ * under: run_id changes with every start (data lost by a restart); master_replid with a
+ * promotion (a replica taking over has another history) and when a primary re-syncs as
+ * a replica. A replica that left this primary may have been promoted and handed out a
+ * lease on its own history while this primary never learnt of it (issue 35: a failback
+ * to the old primary), so the stamp also counts the replicas connected and the attaches
+ * so far (INFO stats' sync_full + sync_partial_ok: every replica's sync is one of them).
+ * stamp(hk) writes it; same(hk) is 1 when hk was stamped under this history and no
+ * replica has left since: every replica of the stamp and every one attached since is
+ * still connected. A reset of the counters (CONFIG RESETSTAT) reads as a replica left. */
+#define HISTORY_LUA                                                                    \
+  "local function history()\n"                                                          \
+  "  local s, r = redis.call('INFO', 'server'), redis.call('INFO', 'replication')\n"     \
+  "  local st = redis.call('INFO', 'stats')\n"                                          \
+  "  local function n(t, f) return tonumber(string.match(t, f .. ':(%d+)') or '0') end\n" \
+  "  return string.match(s, 'run_id:(%x+)') or '', "                                   \
+  "string.match(r, 'master_replid:(%x+)') or '', n(r, 'connected_slaves'), "           \
+  "n(st, 'sync_full') + n(st, 'sync_partial_ok')\n"                                     \
+  "end\n"                                                                               \
+  "local function stamp(hk)\n"                                                          \
+  "  local run, rid, n, a = history()\n"                                                \
+  "  redis.call('HSET', hk, 'run_id', run, 'replid', rid, 'replicas', n, 'attaches', a)\n" \
+  "end\n"                                                                               \
+  "local function same(hk)\n"                                                           \
+  "  local run, rid, n, a = history()\n"                                                \
+  "  local h = redis.call('HMGET', hk, 'run_id', 'replid', 'replicas', 'attaches')\n"   \
+  "  local hn, ha = tonumber(h[3]), tonumber(h[4])\n"                                   \
+  "  if h[1] ~= run or h[2] ~= rid or not hn or not ha or a < ha then return 0 end\n"   \
+  "  if n < hn + (a - ha) then return 0 end\n"                                          \
+  "  return 1\n"                                                                        \
+  "end\n"
+
 /* KEYS none (the scan builds them: one primary, not Redis Cluster). ARGV: 1 prefix,
  * 2 lo, 3 hi, 4 token, 5 ttl_ms, 6 record, 7 alias mode (0 none; 1 our claimed value
  * under a datacenter, alias = whole worker ID dc * 2^low + w under 8; 2 a whole worker
  * ID, alias = its split under 8 .. "dc:" .. high .. ":"), 8 alias base, 9 low bits,
- * 10 datacenter. Returns {w, fence, hwm, alias hwm, hwm run_id, skipped} (hwm -1: no
+ * 10 datacenter. Returns {w, fence, hwm, alias hwm, same history 1/0, skipped} (hwm -1: no
  * record), or {-1, skipped} when every ID is taken. A hash whose hwm is not a number is
  * passed over (skipped): everyone takes the smallest free ID, so one bad record must
  * not stop them all. */
-static const char claim_lua[] =
+static const char claim_lua[] = HISTORY_LUA
     "local p, lo, hi, tok, ttl, rec = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), "
     "ARGV[4], ARGV[5], ARGV[6]\n"
     "local mode, base, low, dc = tonumber(ARGV[7]), ARGV[8], tonumber(ARGV[9]), "
@@ -64,10 +98,10 @@ static const char claim_lua[] =
     "    else\n"
     "      redis.call('SET', wk, tok, 'NX', 'PX', ttl)\n"
     "      local fence = redis.call('HINCRBY', hk, 'fence', 1)\n"
-    "      local run = redis.call('HGET', hk, 'run_id') or ''\n"
+    "      local trusted = same(hk)\n"
     "      redis.call('HSET', hk, 'record', rec)\n"
     "      local hs, ohs = string.format('%d', h), string.format('%d', oh)\n"
-    "      return {w, fence, hs, ohs, run, skipped}\n"
+    "      return {w, fence, hs, ohs, trusted, skipped}\n"
     "    end\n"
     "  end\n"
     "end\n"
@@ -78,16 +112,17 @@ static const char renew_lua[] = "local held = redis.call('GET', KEYS[1])\n"
                                 "if held ~= ARGV[1] then return 0 end\n"
                                 "return redis.call('PEXPIRE', KEYS[1], ARGV[2])\n";
 
-/* KEYS 1 worker key, 2 HWM hash. ARGV 1 token, 2 fence, 3 hwm, 4 run_id, 5 record.
+/* KEYS 1 worker key, 2 HWM hash. ARGV 1 token, 2 fence, 3 hwm, 4 record.
  * {1, hwm stored} written (never lowered: the stored one may be higher), {0} the worker
  * key is not ours, {-1} the counter moved (another claim since ours). */
-static const char hwm_lua[] =
+static const char hwm_lua[] = HISTORY_LUA
     "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {0} end\n"
     "if redis.call('HGET', KEYS[2], 'fence') ~= ARGV[2] then return {-1} end\n"
     "local cur = tonumber(redis.call('HGET', KEYS[2], 'hwm') or '0') or 0\n"
     "local new = tonumber(ARGV[3])\n"
     "if new > cur then redis.call('HSET', KEYS[2], 'hwm', ARGV[3]) else new = cur end\n"
-    "redis.call('HSET', KEYS[2], 'run_id', ARGV[4], 'record', ARGV[5])\n"
+    "stamp(KEYS[2])\n"
+    "redis.call('HSET', KEYS[2], 'record', ARGV[4])\n"
     "return {1, string.format('%d', new)}\n";
 
 /* KEYS 1 worker key, 2 HWM hash. ARGV 1 token, 2 fence, 3 final hwm (0: leave it).
@@ -218,9 +253,8 @@ static int fenced_write(redis_lease *e, int64_t hwm_ms, int64_t *written) {
   int rc = record_text(e, hwm_ms, value, sizeof value);
   if (rc)
     return rc;
-  const char *argv[] = {"EVAL", hwm_lua,          "2",  wkey, hkey, e->token, e->fence,
-                        hwm,    e->r.info.run_id, value};
-  redisReply *rep = eval(e, "HWM script", 10, argv, &rc);
+  const char *argv[] = {"EVAL", hwm_lua, "2", wkey, hkey, e->token, e->fence, hwm, value};
+  redisReply *rep = eval(e, "HWM script", 9, argv, &rc);
   if (!rep)
     return rc;
   int64_t outcome =
@@ -306,16 +340,18 @@ static int start_checks(redis_lease *e) {
   return 0;
 }
 
-/* The floor a claim issues above. A HWM record stamped with the server's run_id now is
- * whole history: it is the floor. One missing, or stamped under another run_id (the
- * server restarted, or a replica took over, since it was written), may have lost the
- * newest writes: the holder that wrote them stops by its own deadline (at most TTL after
- * its last renewal, which was before the loss) and never issued past its last cap (at
- * most ahead past its last write), so waiting TTL + ahead from now covers it. */
+/* The floor a claim issues above. A HWM record stamped under the server's history now
+ * (HISTORY_LUA: the same run_id and replication ID, no replica gone since) is whole
+ * history: it is the floor. One missing, or stamped under another history (the server
+ * restarted, a replica took over, a replica left and may have been promoted, since it
+ * was written), may have lost the newest writes: the holder that wrote them stops by its
+ * own deadline (at most TTL after its last renewal, which was before the loss) and never
+ * issued past its last cap (at most ahead past its last write), so waiting TTL + ahead
+ * from now covers it. */
 static int64_t claim_floor(const redis_lease *e, int64_t hwm, int64_t ohwm,
-                           const char *run_id, int *untrusted) {
+                           int same_history, int *untrusted) {
   int64_t floor = hwm > ohwm ? hwm : ohwm;
-  *untrusted = hwm < 0 || strcmp(run_id, e->r.info.run_id) != 0;
+  *untrusted = hwm < 0 || !same_history;
   if (*untrusted) {
     int64_t wait = idgen_wall_ns() / NS_PER_MS + e->ttl_ms + e->ahead_ms;
     if (wait > floor)
@@ -375,15 +411,13 @@ static int redis_acquire(idgen_lease *l, idgen_lease_grant *out) {
   }
   snprintf(e->fence, sizeof e->fence, "%lld", (long long)int_of(rep->element[1]));
   int64_t hwm = int_of(rep->element[2]), ohwm = int_of(rep->element[3]);
-  char run_id[48];
-  snprintf(run_id, sizeof run_id, "%s",
-           rep->element[4]->type == REDIS_REPLY_STRING ? rep->element[4]->str : "");
+  int same_history = int_of(rep->element[4]) == 1;
   uint32_t skipped = (uint32_t)int_of(rep->element[5]);
   freeReplyObject(rep);
   e->worker = (uint64_t)w;
   e->held = 1;
   int untrusted;
-  int64_t floor = claim_floor(e, hwm, ohwm, run_id, &untrusted);
+  int64_t floor = claim_floor(e, hwm, ohwm, same_history, &untrusted);
   /* The floor is written before it is used: a claim after ours reads it. */
   int64_t written = floor;
   if ((rc = fenced_write(e, floor, &written))) {
@@ -401,7 +435,8 @@ static int redis_acquire(idgen_lease *l, idgen_lease_grant *out) {
     idgen__why(l, 0,
                "redis: worker %llu has %s HWM record: waiting TTL + --hwm-ahead (%lld ms) "
                "before issuing",
-               (unsigned long long)e->worker, hwm < 0 ? "no" : "a pre-restart",
+               (unsigned long long)e->worker,
+               hwm < 0 ? "no" : "another history's (a restart, a failover, a replica gone)",
                (long long)(e->ttl_ms + e->ahead_ms));
   return 0;
 }

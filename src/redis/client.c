@@ -108,7 +108,6 @@ static int check_info(idgen__redis *r) {
     r->info.aof_enabled = !strcmp(v + 32, "1");
     idgen__redis_info_field(rep->str, "connected_slaves", v, sizeof v);
     r->info.replicas = strtoll(v, NULL, 10);
-    idgen__redis_info_field(rep->str, "run_id", r->info.run_id, sizeof r->info.run_id);
     idgen__redis_info_field(rep->str, "redis_version", r->info.version,
                             sizeof r->info.version);
   }

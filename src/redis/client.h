@@ -22,7 +22,6 @@ typedef struct idgen__redis_info {
   int aof_enabled;  /* aof_enabled:1 */
   int fsync_always; /* CONFIG GET appendfsync is "always"; -1: not readable */
   int64_t replicas; /* connected_slaves */
-  char run_id[48];  /* changes on every start of the server */
   char version[32]; /* redis_version */
 } idgen__redis_info;
 

@@ -1069,14 +1069,14 @@ scn_zookeeper() {
 # once and claims r0's worker ID, whose history is gone: it must wait TTL + ahead, by
 # which time r0 has stopped. r0 writes its HWM every 3 s (ahead 6 s), so it notices the
 # loss only at its next renewal or HWM write, seconds after r1's claim; its first claim
-# finds a history seeded under the run_id of the time (no wait at start). The negative control (forge 1) is the same with that wait
-# removed: the history is forged after the restart (a HWM of 1 under the new run_id, what
+# finds a history seeded under the server's history of the time (no wait at start). The negative control (forge 1) is the same with that wait
+# removed: the history is forged after the restart (a HWM of 1 under the new history, what
 # a provider that trusted it would act on), so r1 issues at once beside r0. For r1 to meet
 # r0 on worker 0, r0 must not notice the loss (and claim worker 0 again) before r1's claim,
 # however slowly a loaded machine restarts Redis and starts r1: there r0 touches Redis only
 # every 20 s (keepalive and HWM write) and r1 may take worker 0 only.
 scn_redis_volatile() {
-  local forge=$1 name=redis-volatile what="" run
+  local forge=$1 name=redis-volatile what=""
   local slow="--lease-ttl 10 --hwm-interval 3000 --hwm-ahead 6000" only0=""
   if [[ $forge -eq 1 ]]; then
     name=redis-negative what=", its wait removed (history forged): the checker must see duplicates"
@@ -1086,8 +1086,8 @@ scn_redis_volatile() {
   begin "$name" "Redis without persistence killed and restarted under load; a new replica claims the same worker$what"
   [[ $forge -eq 1 ]] && EXPECT=duplicates
   redis_up "$SD/redis" --aof off || { finish; return; }
-  run=$("$SRC/scripts/redis-server.sh" cli "$SD/redis" INFO server | sed -n 's/^run_id:\([0-9a-f]*\).*/\1/p')
-  "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 run_id "$run" >/dev/null
+  # shellcheck disable=SC2046 # the history's field value pairs
+  "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 $("$SRC/scripts/redis-server.sh" history "$SD/redis") >/dev/null
   start_replica 0 "$(redis_args wait) $slow"
   wait_ready 0 || note "r0 not ready"
   start_clients 0
@@ -1095,8 +1095,8 @@ scn_redis_volatile() {
   "$SRC/scripts/redis-server.sh" kill "$SD/redis" KILL
   "$SRC/scripts/redis-server.sh" restart "$SD/redis" >/dev/null
   if [[ $forge -eq 1 ]]; then
-    run=$("$SRC/scripts/redis-server.sh" cli "$SD/redis" INFO server | sed -n 's/^run_id:\([0-9a-f]*\).*/\1/p')
-    "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 run_id "$run" >/dev/null
+    # shellcheck disable=SC2046 # the history's field value pairs
+    "$SRC/scripts/redis-server.sh" cli "$SD/redis" HSET "idgen:$NS:hwm:0" hwm 1 $("$SRC/scripts/redis-server.sh" history "$SD/redis") >/dev/null
   fi
   start_replica 1 "$(redis_args wait) $slow $only0"
   if wait_ready 1 30; then note "r1 took worker $(worker_of 1)"; start_clients 1; else note "r1 not ready"; fi
