@@ -95,12 +95,34 @@ done
 # scratch build's static libraries).
 TOOLS=()
 for t in tests/tools/*.c; do TOOLS+=("$(basename "$t" .c)"); done
+# The tools a script names, itself or in the files it sources (tests/integration/*.bash,
+# followed): only those are built with a mutant (a third of a build's time each, most
+# scripts need none). A mutant's binary directory starts as a copy of the unmutated one,
+# so a tool named in some way this misses runs unmutated: at worst a mutant survives,
+# which fails the run; it is never killed by a missing binary.
+tools_named() { # script
+  local files=("$1") seen=" " f t src
+  while [[ ${#files[@]} -gt 0 ]]; do
+    f=${files[0]} files=("${files[@]:1}")
+    [[ $seen == *" $f "* || ! -f $f ]] && continue
+    seen+="$f "
+    for src in $(sed -n 's/^ *source "$(dirname "[^"]*")\/\([a-z_]*\.bash\)".*/\1/p' "$f"); do
+      files+=("$(dirname "$f")/$src")
+    done
+  done
+  for t in "${TOOLS[@]}"; do
+    # shellcheck disable=SC2086 # the files seen, one word each
+    grep -qw "$t" $seen && printf '%s ' "$t"
+  done
+}
 targets_of() { # killer
+  local script=tests/integration/${1#integration_}
+  script=${script%%:*}.sh
   case "$1" in
     test_*) echo "$1" ;;
-    integration_bench_*) echo "idgen ${TOOLS[*]} bench_${1#integration_bench_}" ;; # bench smoke
-    integration_*) echo "idgen ${TOOLS[*]}" ;;
-    chaos:*) echo "idgen chaos_client chaos_delay" ;;
+    integration_bench_*) echo "idgen $(tools_named "$script")bench_${1#integration_bench_}" ;; # bench smoke
+    integration_*) echo "idgen $(tools_named "$script")" ;;
+    chaos:*) echo "idgen $(tools_named tests/chaos/run.sh)" ;;
     pg_*) echo "idgen pg-extension" ;;
   esac
 }
@@ -149,8 +171,9 @@ for i in "${SELECTED[@]}"; do
     [[ " ${ALL_KILLERS[*]} " == *" $k "* ]] || ALL_KILLERS+=("$k")
   done
 done
+# the baseline has every tool, which each mutant's directory starts from (tools_named)
 for k in "${ALL_KILLERS[@]}"; do
-  for t in $(targets_of "$k"); do
+  for t in $(targets_of "$k") $([[ $k == test_* ]] || echo "${TOOLS[@]}"); do
     [[ " ${ALL_TARGETS[*]} " == *" $t "* ]] || ALL_TARGETS+=("$t")
   done
 done
@@ -200,6 +223,8 @@ build() { # log targets...: 0 if they build
 keep_binaries() { # dir targets...: copies the targets just built; they link statically
   local dir=$1 t; shift
   mkdir -p "$dir" || return
+  # the unmutated binaries first (tools_named); none yet when dir is the baseline's
+  [[ ! -d $BINS/baseline || $dir == "$BINS/baseline" ]] || cp -a "$BINS/baseline/." "$dir/" || return
   for t in "$@"; do
     if [[ $t == pg-extension ]]; then cp "$S/pg/idgen.so" "$dir/"; else cp "$B/$t" "$dir/"; fi || return
   done
