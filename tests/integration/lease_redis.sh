@@ -91,13 +91,17 @@ VLEASE=(--lease redis --redis "$VURL" --namespace lv --lease-ttl 2 --hwm-ahead 1
 start_server v1 "${VLEASE[@]}"; V1_HTTP=$HTTP V1_PID=$SERVER_PID
 check_match "AOF off is warned, saying what repeats" 'AOF off.*repeat' "$(grep 'warn lease' "$WORK/v1.log")"
 grab "$V1_HTTP" 3 "$WORK/vids"
-( grab "$V1_HTTP" 60 "$WORK/vids" ) & g1=$!
+# Its own file: two writers appending to one would interleave their buffers mid-line
+# (issue 35: the "one ID twice" under load was two such fragments).
+( grab "$V1_HTTP" 60 "$WORK/vids.1" ) & g1=$!
 "$RS" kill "$WORK/r-volatile"
 "$RS" restart "$WORK/r-volatile" >/dev/null
 start_server v2 "${VLEASE[@]}"; V2_HTTP=$HTTP V2_PID=$SERVER_PID
 check_match "the claim with no history waited" 'state=waiting-hwm' "$(cat "$WORK/v2.log")"
 grab "$V2_HTTP" 20 "$WORK/vids"
 wait $g1
+cat "$WORK/vids.1" >>"$WORK/vids"
+check "volatile restart: every line an ID" 0 "$(grep -cvE '^[0-9]{6,20}$' "$WORK/vids")"
 check "volatile restart: no ID twice ($(wc -l <"$WORK/vids") IDs)" 0 "$(dups "$WORK/vids")"
 stop_server "$V1_PID" || true; stop_server "$V2_PID" || true
 

@@ -29,6 +29,8 @@ ok "leaf_alloc row: max_id ${row%|*}, step 6400 (the last block leased)"
 scenario_bad_config "host=127.0.0.1 port"
 
 restart_backend() { backend_stop && backend_start; }
+# block_leased NAME MAX: the row says a block up to MAX is leased
+block_leased() { [[ $(sql "SELECT max_id >= $2 FROM leaf_alloc WHERE biz_tag = '$1'") == t ]]; }
 scenario_restart_between_fetches restart restart_backend
 ok "server restarted between two fetches: the next fetch reconnected, no error"
 # A missing table is named as such.

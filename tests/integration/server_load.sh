@@ -47,7 +47,12 @@ curl -s -K "$WORK/t2.cfg" >"$WORK/t2.out" 2>/dev/null &
 p2=$!
 ( for i in $(seq 1 40000); do printf 'IDS 10\n'; done ) | redis-cli -p "$RESP_PORT" >"$WORK/t3.out" 2>/dev/null &
 p3=$!
-sleep 0.5
+# SIGTERM once every client has had answers (a busy machine may take seconds to start
+# them), at most 30 s.
+for _ in $(seq 300); do
+  [[ -s $WORK/t1.out && -s $WORK/t2.out && -s $WORK/t3.out ]] && break
+  sleep 0.1
+done
 rc=0; stop_server || rc=$?
 check "SIGTERM under load exits 0" 0 "$rc"
 wait $p1 $p2 $p3 || true

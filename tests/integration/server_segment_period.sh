@@ -92,19 +92,30 @@ draw() {
   done
 }
 
-# crossing LABEL BACKEND DSN: two servers 1.5 s apart draw across their midnights.
+# draw_across URL OUT: draw as above until OUT holds 6 numbers of the new day (at most
+# 60 s): a server's midnight comes when its clock says, however long it took to start.
+draw_across() {
+  local end=$((SECONDS + 60))
+  while ((SECONDS < end)) && [[ $(grep -c '^20261201' "$2") -lt 6 ]]; do
+    curl -s "$1/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$2"
+  done
+}
+
+# crossing LABEL BACKEND DSN: two servers 1.5 s apart draw across their midnights. Their
+# clocks start 10 and 8.5 s before it, so that a busy machine still starts both, and
+# draws from both, in the old day.
 crossing() {
   local label=$1 b=$2 dsn=$3
   write_config "$WORK/$label.yaml" "$b" "$dsn"
-  start_at "$label-a" "$WORK/$label.yaml" "2026-11-30 23:59:57" || return
+  start_at "$label-a" "$WORK/$label.yaml" "2026-11-30 23:59:50" || return
   local ua=http://$HTTP pa=$SERVER_PID
-  start_at "$label-b" "$WORK/$label.yaml" "2026-11-30 23:59:58.5" || return
+  start_at "$label-b" "$WORK/$label.yaml" "2026-11-30 23:59:51.5" || return
   local ub=http://$HTTP pb=$SERVER_PID
   : >"$WORK/$label-a.out"
   : >"$WORK/$label-b.out"
-  draw "$ua" "$WORK/$label-a.out" 6 &
+  draw_across "$ua" "$WORK/$label-a.out" &
   local da=$!
-  draw "$ub" "$WORK/$label-b.out" 6
+  draw_across "$ub" "$WORK/$label-b.out"
   wait "$da"
   local s
   for s in a b; do
