@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image test-deb run install uninstall pg pg-install bench bench-btree bench-innodb bench-pg fuzz clean format image
+.PHONY: all build check test test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image test-deb run install uninstall pg pg-install bench bench-btree bench-innodb bench-pg fuzz clean format image
 
 all: build
 
@@ -20,6 +20,12 @@ build:
 # mutants (tests/mutants.txt: each fence and durability line broken must fail its tests).
 test:
 	@scripts/test.sh
+
+# The inner loop, a few minutes: the unit and concurrency tests and one integration test
+# of each family (CTest label smoke: the CLI, the server, the file lease, segments on the
+# file and on Redis, etcd).
+check:
+	@scripts/test.sh check
 
 test-unit test-asan test-tsan test-pg test-integration test-model test-mutants test-image test-deb:
 	@scripts/test.sh $(patsubst test-%,%,$@)

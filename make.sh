@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 target=${1:-all}
 case "$target" in
-  test|test-*|fuzz|pg|pg-*) group=test ;;
+  test|test-*|check|fuzz|pg|pg-*) group=test ;;
   bench*) group=bench ;;
   *) group=build ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the test suite in stages; with no argument, all of them. Prints one closing count line.
-# Stages: unit (release, -Werror), asan (ASan+UBSan), tsan (concurrency tests), pg (the
+# Stages: unit (release, -Werror), check (unit, concurrency and the smoke-labelled
+# integration tests: make check, the inner loop), asan (ASan+UBSan), tsan (concurrency tests), pg (the
 # PostgreSQL extension built, installed into PostgreSQL's directories, and its tests/pg/*.sh
 # run on throwaway clusters), integration, model (scripts/model.sh: SPIN checks model/*.pml
 # and their negative controls), image (scripts/image-test.sh: the container image built
@@ -50,6 +51,9 @@ for stage in "${stages[@]}"; do
     unit)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       run_ctest build -j "$jobs" -L unit ;;
+    check) # the inner loop (make check): unit and concurrency tests, one smoke per family
+      configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
+      run_ctest build -j "$waiting_jobs" -L '^(unit|concurrency|smoke)$' ;;
     asan)
       configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
         -DIDGEN_SANITIZE=address,undefined || { failed=$((failed + 1)); continue; }
