@@ -59,7 +59,8 @@
  * 2 lo, 3 hi, 4 token, 5 ttl_ms, 6 record, 7 alias mode (0 none; 1 our claimed value
  * under a datacenter, alias = whole worker ID dc * 2^low + w under 8; 2 a whole worker
  * ID, alias = its split under 8 .. "dc:" .. high .. ":"), 8 alias base, 9 low bits,
- * 10 datacenter. Returns {w, fence, hwm, alias hwm, same history 1/0, skipped} (hwm -1: no
+ * 10 datacenter. Returns {w, fence, hwm, alias hwm, same history 1/0 (of both, when the
+ * alias has a hash: its holder may have written it elsewhere), skipped} (hwm -1: no
  * record), or {-1, skipped} when every ID is taken. A hash whose hwm is not a number is
  * passed over (skipped): everyone takes the smallest free ID, so one bad record must
  * not stop them all. */
@@ -99,6 +100,7 @@ static const char claim_lua[] = HISTORY_LUA
     "      redis.call('SET', wk, tok, 'NX', 'PX', ttl)\n"
     "      local fence = redis.call('HINCRBY', hk, 'fence', 1)\n"
     "      local trusted = same(hk)\n"
+    "      if trusted == 1 and ap and oh >= 0 then trusted = same(ap .. 'hwm:' .. an) end\n"
     "      redis.call('HSET', hk, 'record', rec)\n"
     "      local hs, ohs = string.format('%d', h), string.format('%d', oh)\n"
     "      return {w, fence, hs, ohs, trusted, skipped}\n"

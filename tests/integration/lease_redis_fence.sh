@@ -9,14 +9,15 @@
 # which finds its own stamp but a replica gone (failback, issue 35: on a stamp of run_id
 # alone it issued at once beside the promoted replica's holder); the same with a replica
 # that attached after the stamp (late-replica); the old primary re-synced from a copy of
-# its data on another primary and promoted again (resync). A replica is refused
+# its data on another primary and promoted again (resync); under a two-field layout, the
+# alias's hash of another history (alias). A replica is refused
 # (replica). Each part changes Redis behind a running `idgen serve` with redis-cli, as
 # another client (or a lost write) would.
 # Usage: lease_redis_fence.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
 parts renew-token hwm-token counter never-lower no-history restart promoted failback \
-  late-replica resync replica -- "${@:2}"
+  late-replica resync alias replica -- "${@:2}"
 RS=$SOURCE_DIR/scripts/redis-server.sh
 stop_all() {
   local d
@@ -40,7 +41,7 @@ wait_log() {
 # history that may be lost. No timing is measured: both values are the server's.
 waited() {
   local start floor
-  start=$("$RS" cli "${2:-$WORK/r-main}" HGET "idgen:$1:hwm:0" record | sed -n 's/.*"start_ms":"\([0-9]*\)".*/\1/p')
+  start=$("$RS" cli "${2:-$WORK/r-main}" HGET "${HASH:-idgen:$1:hwm:0}" record | sed -n 's/.*"start_ms":"\([0-9]*\)".*/\1/p')
   floor=$(curl -s "http://$HTTP/v1/info" | sed -n 's/.*"floor":"\([^"]*\)".*/\1/p')
   floor=$(date -d "$floor" +%s%3N 2>/dev/null || echo 0)
   say "     $1: start $start, floor $floor"
@@ -246,6 +247,22 @@ if part resync; then
   else fail "resync: a claim on the re-synced old primary trusted the hash"; fi
   stop_server "$SERVER_PID" || true
   "$RS" stop "$WORK/r-rp"
+fi
+
+if part alias; then
+  # A two-field layout: worker 0 of datacenter 1 is whole worker ID 32, whose hash the
+  # holders without --datacenter write. Ours is stamped under the server's history now,
+  # the alias's under another run_id: the claim, whose floor is both, waits.
+  # shellcheck disable=SC2046 # the history's field value pairs
+  rcli HSET idgen:al:dc:1:hwm:0 hwm 1 $("$RS" history "$WORK/r-main") >/dev/null
+  # shellcheck disable=SC2046 # the history's field value pairs
+  rcli HSET idgen:al:hwm:32 hwm 1 $("$RS" history "$WORK/r-main") >/dev/null
+  rcli HSET idgen:al:hwm:32 run_id 0000000000000000000000000000000000000000 >/dev/null
+  start_server al --lease redis --redis "$URL" --namespace al --layout twitter --datacenter 1 \
+    --lease-ttl 2 --hwm-ahead 1000 --hwm-interval 200
+  if HASH=idgen:al:dc:1:hwm:0 waited al; then say "ok   alias: a claim whose alias hash has another history waits"
+  else fail "alias: a claim trusted its own hash beside an alias hash of another history"; fi
+  stop_server "$SERVER_PID" || true
 fi
 
 if part replica; then
