@@ -57,9 +57,8 @@ static int parse_line(idgen__seg_format *out, const char *line, size_t len, size
   return 0;
 }
 
-int idgen__seg_history_parse(idgen__seg_history *h, const char *text, size_t len,
-                             const char *name, char *err, size_t errlen) {
-  h->n = 0;
+static int parse_lines(idgen__seg_history *h, const char *text, size_t len,
+                       const char *name, char *err, size_t errlen) {
   size_t hl = strlen(IDGEN_SEG_HISTORY_HEADER);
   if (len < hl || memcmp(text, IDGEN_SEG_HISTORY_HEADER, hl))
     REFUSE(IDGEN_EFORMAT, "line 1: not '%.*s'", (int)hl - 1, IDGEN_SEG_HISTORY_HEADER);
@@ -73,16 +72,23 @@ int idgen__seg_history_parse(idgen__seg_history *h, const char *text, size_t len
       REFUSE(IDGEN_EFORMAT, "line %zu: more than %d formats", lineno, IDGEN_SEG_HISTORY_MAX);
     int rc = parse_line(&h->formats[h->n], text + at, (size_t)(nl - (text + at)), lineno,
                         name, err, errlen);
-    if (rc < 0) {
-      h->n = 0;
+    if (rc < 0)
       return rc;
-    }
     h->n++;
     at = (size_t)(nl - text) + 1;
   }
   if (h->n == 0)
     REFUSE(IDGEN_EFORMAT, "no format after the header");
   return 0;
+}
+
+int idgen__seg_history_parse(idgen__seg_history *h, const char *text, size_t len,
+                             const char *name, char *err, size_t errlen) {
+  h->n = 0;
+  int rc = parse_lines(h, text, len, name, err, errlen);
+  if (rc < 0)
+    h->n = 0; /* never a part of the history taken for all of it */
+  return rc;
 }
 
 int idgen__seg_history_load(idgen__seg_history *h, const char *path, const char *name,
