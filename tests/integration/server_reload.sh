@@ -341,6 +341,12 @@ if part history; then
   head -c 40 "$WORK/formats.kept" >"$HS/formats-orders"
   r=$(hrefused history-cut "$C")
   check_match "history: a cut file refuses the start" "^1 1 .*formats-orders: line 2: no end of line" "$r"
+  # A history edited to hold two coinciding formats: decode refuses, never guesses.
+  printf '%sday 6 %s\nday 6 %s\n' "$(head -1 "$WORK/formats.kept")
+" "$A" "$B" >"$HS/formats-orders"
+  rc=0 out=$(IDGEN_STATE_DIR=$HS "$IDGEN" decode --generator orders --config "$HC" X20260210000001 2>&1) || rc=$?
+  check_match "history: decode of a text two formats read as two numbers: exit 1, ambiguous" \
+    "^1 idgen decode: 'X20260210000001' is ambiguous: formats 'X\\{date:%Y%j\\}\\{seq:07\\}' and 'X\\{date:%Y%m%d\\}\\{seq:06\\}'" "$rc $out"
   rm "$HS/formats-orders"
   hstart "$B"
   check_match "history: a removed file: a new history, B recorded" \
