@@ -27,6 +27,9 @@ static const char usage_text[] =
     "(format: ORD-{date:%Y%m%d}-{seq:06}) strictly back to its period and number, a\n"
     "snowflake generator's (format: ord_{base62}) to its parts under its layout\n"
     "(docs/generators.md). JSON: {\"id\",\"generator\",\"value\",\"period\",\"number\"}.\n"
+    "A segment text is tried with every format of the generator's history (formats-NAME\n"
+    "in its state directory) and the config's; one that two formats read as different\n"
+    "numbers is refused as ambiguous (exit 1), one that none reads exits 2.\n"
     "\n"
     "  --layout L   preset (snowflake, twitter, discord, instagram, sonyflake, js53)\n"
     "               or a layout spec; default snowflake\n"
@@ -179,6 +182,29 @@ static int print_json(const decoded *d, const idgen_layout *layout) {
 /* --generator: the texts of one generator of the config file, every one read before
  * any is printed. A segment generator's: its format strictly back to period and
  * number; a snowflake generator's: its prefix off, then base62 under its layout. */
+/* A segment text read back with the format that made it: each of the generator's
+ * formats (its history, and the config's format) is tried. 0 with v[0..2] and the
+ * format that read it; IDGEN_EFORMAT if none reads it; IDGEN_ECONFLICT if two read it
+ * to different numbers (a history from before the format check, or edited). */
+static int parse_segment_text(const idgen__seg_format *const *formats, size_t nformats,
+                              const char *t, uint64_t *v, const idgen__seg_format **by,
+                              const idgen__seg_format **other) {
+  int found = 0;
+  for (size_t k = 0; k < nformats; k++) {
+    uint64_t w[3];
+    if (idgen__seg_format_parse(formats[k], t, strlen(t), &w[0], &w[1], &w[2]) < 0)
+      continue;
+    if (found && w[0] != v[0]) {
+      *other = formats[k];
+      return IDGEN_ECONFLICT;
+    }
+    if (!found)
+      memcpy(v, w, sizeof w), *by = formats[k];
+    found = 1;
+  }
+  return found ? 0 : IDGEN_EFORMAT;
+}
+
 static int decode_generator(const char *name, const char *config, int json, int n,
                             char **texts) {
   char *args[] = {"serve", "--config", (char *)config, NULL};
@@ -192,6 +218,11 @@ static int decode_generator(const char *name, const char *config, int json, int 
   int status = CLI_OK;
   const idgen__gen_spec *spec = idgen__serve_config_gen(&cfg, name, strlen(name));
   idgen__seg_format fmt;
+  /* A segment generator's formats: its history's, then the config's if it is new. */
+  idgen__seg_history *history = NULL;
+  const idgen__seg_format *formats[IDGEN_SEG_HISTORY_MAX + 1];
+  size_t nformats = 0;
+  char history_path[IDGEN_LEASE_PATH_MAX + 96] = "";
   char prefix[IDGEN__SNOWFLAKE_PREFIX_MAX + 1] = "";
   idgen__snowflake_choices choices;
   if (!spec || !spec->format[0]) {
@@ -202,24 +233,48 @@ static int decode_generator(const char *name, const char *config, int json, int 
   } else if (spec->kind == KIND_SEGMENT) {
     if (idgen__gen_spec_format(spec, &fmt, err, sizeof err) < 0)
       status = cli_error(CLI_USAGE, "decode", "%s", err);
+    else if (!(history = calloc(1, sizeof *history)))
+      status = cli_error(CLI_FAILED, "decode", "out of memory");
+    idgen__gen_spec_format_history(spec, history_path, sizeof history_path);
+    int rc = status == CLI_OK ? idgen__seg_history_load(history, history_path, spec->name,
+                                                        err, sizeof err)
+                              : 0;
+    if (rc < 0)
+      status = cli_error(CLI_FAILED, "decode", "%s", err);
+    for (size_t k = 0; status == CLI_OK && k < history->n; k++)
+      formats[nformats++] = &history->formats[k];
+    if (status == CLI_OK && !idgen__seg_history_has(history, &fmt))
+      formats[nformats++] = &fmt;
   } else if (idgen__snowflake_prefix(spec, prefix, sizeof prefix, err, sizeof err) < 0 ||
              idgen__gen_spec_parse(spec, &choices, err, sizeof err) < 0) {
     status = cli_error(CLI_USAGE, "decode", "%s", err);
   }
   uint64_t *values = status == CLI_OK ? calloc((size_t)n, 3 * sizeof *values) : NULL;
-  if (status == CLI_OK && !values)
+  const idgen__seg_format **made_by = status == CLI_OK ? calloc((size_t)n, sizeof *made_by)
+                                                       : NULL;
+  if (status == CLI_OK && (!values || !made_by))
     status = cli_error(CLI_FAILED, "decode", "out of memory");
   for (int i = 0; status == CLI_OK && i < n; i++) {
     const char *t = texts[i];
     size_t len = strlen(t), plen = strlen(prefix);
+    const idgen__seg_format *other = NULL;
     int rc = spec->kind == KIND_SEGMENT
-                 ? idgen__seg_format_parse(&fmt, t, len, &values[3 * i], &values[3 * i + 1],
-                                           &values[3 * i + 2])
+                 ? parse_segment_text(formats, nformats, t, &values[3 * i], &made_by[i], &other)
              : len > plen && !memcmp(t, prefix, plen)
                  ? idgen_id_parse(t + plen, len - plen, IDGEN_FORMAT_BASE62,
                                   &choices.layout, &values[3 * i])
                  : IDGEN_EFORMAT;
-    if (rc < 0)
+    if (rc == IDGEN_ECONFLICT)
+      status = cli_error(CLI_FAILED, "decode",
+                         "'%s' is ambiguous: formats '%s' and '%s' of generator %s (%s) read "
+                         "it as two numbers",
+                         t, made_by[i]->template_text, other->template_text, name,
+                         history_path);
+    else if (rc < 0 && nformats > 1)
+      status = cli_error(CLI_USAGE, "decode",
+                         "'%s' is not an ID of generator %s in any of its %zu formats (%s)",
+                         t, name, nformats, history_path);
+    else if (rc < 0)
       status =
           cli_error(CLI_USAGE, "decode", "'%s' is not an ID of generator %s (format %s)", t,
                     name, spec->format);
@@ -246,10 +301,13 @@ static int decode_generator(const char *name, const char *config, int json, int 
     else
       printf("%s%-10s %s\n%-10s %s\n%-10s %s\n%-10s %" PRIu64 "\n%-10s %" PRIu64
              "\n%-10s %" PRIu64 "\n",
-             i ? "\n" : "", "id", texts[i], "generator", name, "kind", spec->period,
+             i ? "\n" : "", "id", texts[i], "generator", name, "kind",
+             idgen__period_name(made_by[i]->period),
              "period", v[1], "number", v[2], "value", v[0]);
   }
   free(values);
+  free(made_by);
+  free(history);
   idgen__serve_config_free(&cfg);
   if (fflush(stdout) != 0 && status == CLI_OK)
     status = CLI_FAILED;

@@ -55,4 +55,46 @@ int idgen__seg_format_parse(const idgen__seg_format *f, const char *text, size_t
  * equal to the other (template, period and digits) counts as coinciding. */
 int idgen__seg_format_overlap(const idgen__seg_format *a, const idgen__seg_format *b);
 
+/* ---- format_history.c: every format a generator has served ---------------------- */
+
+/* A generator's formats, oldest first, as its history file holds them (issue 35): a new
+ * format is checked against each, so that no text a format ever made is the text of
+ * another number. The file, "formats-NAME" in the state directory:
+ *   idgen segment format history 1
+ *   PERIOD DIGITS TEMPLATE        (one line per format: day 6 ORD-{date:%Y%m%d}-{seq:06})
+ * every line ending in '\n'. */
+#define IDGEN_SEG_HISTORY_MAX 64
+#define IDGEN_SEG_HISTORY_HEADER "idgen segment format history 1\n"
+
+typedef struct idgen__seg_history {
+  size_t n;
+  idgen__seg_format formats[IDGEN_SEG_HISTORY_MAX];
+} idgen__seg_history;
+
+/* Reads a history file's text for generator name, strictly: the header line, then
+ * lines of a period (day, month, year), digits (1 to 18) and a template that compiles;
+ * a last line without '\n' (a torn write) is refused. 0, or IDGEN_EFORMAT with one line
+ * in err naming the line. */
+int idgen__seg_history_parse(idgen__seg_history *h, const char *text, size_t len,
+                             const char *name, char *err, size_t errlen);
+
+/* Loads path: 1 read, 0 no such file (h empty), or a negative error with one line in
+ * err (unreadable, or refused by the parse). */
+int idgen__seg_history_load(idgen__seg_history *h, const char *path, const char *name,
+                            char *err, size_t errlen);
+
+/* The first format of h whose texts can be those of f, f itself (same template, period
+ * and digits) excepted; NULL if none. */
+const idgen__seg_format *idgen__seg_history_conflict(const idgen__seg_history *h,
+                                                     const idgen__seg_format *f);
+
+/* 1 if f (same template, period and digits) is one of h's formats, else 0. */
+int idgen__seg_history_has(const idgen__seg_history *h, const idgen__seg_format *f);
+
+/* Records f in h and in path, durably (a new file written, fsynced, renamed over path,
+ * the directory fsynced) before the caller serves a text of f. 0 if f was in h already
+ * (nothing written), 1 written, or a negative error with one line in err. */
+int idgen__seg_history_add(idgen__seg_history *h, const idgen__seg_format *f,
+                           const char *path, char *err, size_t errlen);
+
 #endif

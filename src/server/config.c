@@ -774,6 +774,15 @@ void idgen__gen_spec_dsn(const idgen__gen_spec *s, char *out, size_t outlen) {
   snprintf(out, outlen, "%s/", dir); /* a directory, even before it exists */
 }
 
+void idgen__gen_spec_format_history(const idgen__gen_spec *s, char *out, size_t outlen) {
+  char dir[IDGEN_LEASE_PATH_MAX];
+  if (s->lease.state_dir[0])
+    snprintf(dir, sizeof dir, "%s", s->lease.state_dir);
+  else
+    idgen__default_state_dir(dir, sizeof dir);
+  snprintf(out, outlen, "%s/formats-%s", dir, s->name);
+}
+
 /* Where the value of a generator's option came from, for messages: the file
  * ("FILE:LINE: generators.NAME.KEY"), or for the default generator's flag-backed
  * options the flag or variable ("--layout", "IDGEN_LAYOUT"). */

@@ -160,6 +160,9 @@ int idgen__snowflake_prefix(const idgen__gen_spec *spec, char *prefix, size_t pr
 /* A segment generator's format compiled (it has one). -1 with one line naming it. */
 int idgen__gen_spec_format(const idgen__gen_spec *spec, idgen__seg_format *out, char *err,
                            size_t errlen);
+/* A segment generator's format history file (segment/format.h): "formats-NAME" in its
+ * state directory, whatever its backend. */
+void idgen__gen_spec_format_history(const idgen__gen_spec *spec, char *out, size_t outlen);
 void idgen__gen_spec_segment_config(const idgen__gen_spec *spec, idgen__segment_backend *b,
                                     idgen_clock *clock, idgen__segment_config *out);
 /* The generator named name (len bytes), or NULL. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "host/host.h"
 #include "server/generator.h"
 #include "server/log.h"
 
@@ -22,6 +23,10 @@ typedef struct segment {
   /* Its text form, compiled; a reload publishes a new one (release) and retires this
    * one (server/grace.h), so a reader loads it once per use (acquire). */
   _Atomic(idgen__seg_format *) format;
+  /* Every format it has served, and its file (segment/format.h): read at start, a new
+   * format recorded before its first text. The main thread's (open, reload). */
+  idgen__seg_history *history;
+  char history_path[IDGEN_LEASE_PATH_MAX + 96];
   char backend_name[16];
   char dsn[IDGEN_CFG_DSN]; /* masked: fit to show */
   uint64_t min_step, max_step, prefetch_pct;
@@ -50,6 +55,7 @@ static void seg_close(idgen__generator *g) {
   idgen__segment_backend_free(s->backend);
   idgen__tz_free(s->tz);
   free(atomic_load(&s->format));
+  free(s->history);
   free(s);
 }
 
@@ -66,6 +72,60 @@ static int seg_id_of(const idgen__generator *g, const char *text, size_t len,
                      uint64_t *id) {
   uint64_t period, n;
   return idgen__seg_format_parse(format_of(g), text, len, id, &period, &n);
+}
+
+/* Issue 35: a text a format once made must never be the text of another number, across
+ * restarts too. f is refused, with one line naming both formats, when its texts can be
+ * those of any format the generator has served; else it is recorded (durably) first. */
+static int format_admit(segment *s, const char *name, const idgen__seg_format *f,
+                        char *err, size_t errlen) {
+  const idgen__seg_format *old = idgen__seg_history_conflict(s->history, f);
+  if (old) {
+    snprintf(err, errlen,
+             "generator '%s': format '%s' refused: its texts can be those of '%s', "
+             "served before (%s; make them distinct: another literal, or another length)",
+             name, f->template_text, old->template_text, s->history_path);
+    return IDGEN_EINVAL;
+  }
+  char dir[sizeof s->history_path];
+  snprintf(dir, sizeof dir, "%s", s->history_path);
+  char *slash = strrchr(dir, '/');
+  if (slash)
+    *slash = '\0';
+  char why[IDGEN_LEASE_PATH_MAX + 300];
+  int rc = idgen__state_dir_ready(dir, why, sizeof why);
+  if (rc == 0)
+    rc = idgen__seg_history_add(s->history, f, s->history_path, why, sizeof why);
+  if (rc < 0) {
+    snprintf(err, errlen, "generator '%s': %s", name, why);
+    return rc;
+  }
+  if (rc == 1)
+    idgen__log("info", "segment_format", "generator=%s recorded format '%s' in %s (%zu)",
+               name, f->template_text, s->history_path, s->history->n);
+  return 0;
+}
+
+/* The history at start: its file read (none: a new one, the loss of an old one is the
+ * operator's, docs/segment.md), one that does not read refused. */
+static int format_history_open(segment *s, const idgen__gen_spec *spec, char *err,
+                               size_t errlen) {
+  s->history = calloc(1, sizeof *s->history);
+  if (!s->history) {
+    snprintf(err, errlen, "out of memory");
+    return IDGEN_ENOMEM;
+  }
+  idgen__gen_spec_format_history(spec, s->history_path, sizeof s->history_path);
+  char why[IDGEN_LEASE_PATH_MAX + 400];
+  int rc = idgen__seg_history_load(s->history, s->history_path, spec->name, why, sizeof why);
+  if (rc < 0) {
+    snprintf(err, errlen,
+             "generator '%s': %s (refused: the formats it served are not known; repair "
+             "the file or see docs/segment.md)",
+             spec->name, why);
+    return rc;
+  }
+  return 0;
 }
 
 static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
@@ -114,6 +174,11 @@ static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
     }
     atomic_store_explicit(&s->format, f, memory_order_release);
     s->has_format = 1;
+    rc = format_history_open(s, spec, err, errlen);
+    if (rc == 0)
+      rc = format_admit(s, spec->name, f, err, errlen);
+    if (rc < 0)
+      goto fail;
     s->base.text_of = seg_text_of;
     s->base.id_of = seg_id_of;
   }
@@ -307,13 +372,7 @@ static int seg_live_make(idgen__generator *g, const idgen__gen_spec *spec, void 
     free(f);
     return -1;
   }
-  /* Issue 35: a text the old format made must never be the text of another number. */
-  const idgen__seg_format *in_force = format_of(g);
-  if (idgen__seg_format_overlap(in_force, f)) {
-    snprintf(err, errlen,
-             "generator '%s': format '%s' refused: its texts can be those of '%s' "
-             "(make them distinct: another literal, or another length)",
-             spec->name, spec->format, in_force->template_text);
+  if (format_admit(s, spec->name, f, err, errlen) < 0) {
     free(f);
     return -1;
   }

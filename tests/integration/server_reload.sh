@@ -15,10 +15,15 @@
 # tokens: the tokens: section read again with the file: a token added, a token's
 #   generators widened and its rate changed alone (the burst kept) take effect at once;
 #   the section removed (clients would need no token) is refused and changes nothing.
+# history: issue 35 item 6 across restarts: a restart with a format whose texts can be
+#   those of any format served before (not only the last) is refused, exit 1, one error
+#   line naming both; a distinct prefix is accepted and `decode --generator` reads old
+#   and new texts; a reload is checked against the whole history too; a corrupt or cut
+#   history refuses the start; a removed one starts a new history (docs/segment.md).
 # Usage: server_reload.sh /path/to/idgen [PART...]
 source "$(dirname "$0")/server_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts load refused broken mixed many tokens -- "${@:2}"
+parts load refused broken mixed many tokens history -- "${@:2}"
 for tool in curl jq ss; do
   command -v "$tool" >/dev/null || { echo "FAIL: $tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
@@ -278,4 +283,76 @@ if part tokens; then
   check "tokens: ... team-b still in force" 200 "$(as "$B" /v1/id?name=charges)"
   stop_server
 fi
+if part history; then
+  HC=$WORK/history.yaml HS=$WORK/history-state
+  seg_config() { # FORMAT [DIGITS]
+    printf 'generators:\n  orders:\n    kind: segment\n    period: day\n    format: "%s"\n' "$1" >"$HC"
+    [[ -z ${2:-} ]] || printf '    digits: %s\n' "$2" >>"$HC"
+  }
+  hstart() { seg_config "$@"; start_server history --config "$HC"; wait_ready orders; }
+  # hrefused NAME FORMAT [DIGITS]: the start is refused; prints its status and error lines.
+  hrefused() {
+    seg_config "${@:2}"
+    local rc
+    rc=$(serve_refused "$WORK/$1.log" --config "$HC" --state-dir "$HS")
+    echo "$rc $(grep -c ' error ' "$WORK/$1.log") $(grep ' error ' "$WORK/$1.log" | head -1)"
+  }
+  A='X{date:%Y%j}{seq:07}' B='X{date:%Y%m%d}{seq:06}' C='Y{date:%Y%m%d}{seq:06}'
+  hstart "$A"
+  a1=$(id_of orders)
+  check_match "history: A serves" '^X[0-9]{14}$' "$a1"
+  stop_server
+  # (a) the report's change, by a restart.
+  r=$(hrefused history-a "$B")
+  check_match "history: a restart with B (coinciding with A) is refused, exit 1, one line" \
+    "^1 1 .* error start generator 'orders': format 'X\\{date:%Y%m%d\\}\\{seq:06\\}' refused: its texts can be those of 'X\\{date:%Y%j\\}\\{seq:07\\}'" "$r"
+  # A digits change under A's template: the same text for another number.
+  r=$(hrefused history-digits "$A" 5)
+  check_match "history: A with other digits is refused" "^1 1 .*format 'X\\{date:%Y%j\\}\\{seq:07\\}' refused" "$r"
+  # (b) a distinct prefix: accepted, and decode reads both.
+  hstart "$C"
+  c1=$(id_of orders)
+  check_match "history: C serves" '^Y[0-9]{14}$' "$c1"
+  stop_server
+  dec() { IDGEN_STATE_DIR=$HS "$IDGEN" decode --generator orders --config "$HC" --json "$1" | jq -r .number; }
+  check "history: decode reads A's text with A" "$((10#${a1:8}))" "$(dec "$a1")"
+  check "history: decode reads C's text with C" "$((10#${c1:9}))" "$(dec "$c1")"
+  check "history: the file holds A then C" "day 6 $A|day 6 $C" "$(tail -n +2 "$HS/formats-orders" | paste -sd'|')"
+  # (c) A' coincides with A only (C has Y at byte 0): refused at a restart ...
+  A2='X{date:%Y%m%d}0{seq:05}'
+  r=$(hrefused history-c "$A2" 5)
+  check_match "history: A' (coinciding with A only) is refused at a restart" \
+    "^1 1 .*format 'X\\{date:%Y%m%d\\}0\\{seq:05\\}' refused: its texts can be those of 'X\\{date:%Y%j\\}\\{seq:07\\}'" "$r"
+  # ... and at a reload while C is in force.
+  hstart "$C"
+  seg_config "X{date:%Y%m%d}{seq:06}"
+  line=$(hup)
+  check_match "history: a reload to B while C serves (B coincides with A only): nothing applied" \
+    ' warn reload .*nothing applied' "$line"
+  check_match "history: ... the line names A" "format 'X\\{date:%Y%m%d\\}\\{seq:06\\}' refused: its texts can be those of 'X\\{date:%Y%j\\}\\{seq:07\\}'" \
+    "$(grep "generator 'orders'" "$SERVER_LOG" | tail -1)"
+  check_match "history: ... C still serves" '^Y[0-9]{14}$' "$(id_of orders)"
+  stop_server
+  # (d) a corrupt history, a cut one: the start refused; a removed one: a new history.
+  cp "$HS/formats-orders" "$WORK/formats.kept"
+  printf 'garbage\n' >"$HS/formats-orders"
+  r=$(hrefused history-corrupt "$C")
+  check_match "history: a corrupt file refuses the start, one line" "^1 1 .*format history $HS/formats-orders: line 1: not" "$r"
+  head -c 40 "$WORK/formats.kept" >"$HS/formats-orders"
+  r=$(hrefused history-cut "$C")
+  check_match "history: a cut file refuses the start" "^1 1 .*formats-orders: line 2: no end of line" "$r"
+  # A history edited to hold two coinciding formats: decode refuses, never guesses.
+  printf '%sday 6 %s\nday 6 %s\n' "$(head -1 "$WORK/formats.kept")
+" "$A" "$B" >"$HS/formats-orders"
+  rc=0 out=$(IDGEN_STATE_DIR=$HS "$IDGEN" decode --generator orders --config "$HC" X20260210000001 2>&1) || rc=$?
+  check_match "history: decode of a text two formats read as two numbers: exit 1, ambiguous" \
+    "^1 idgen decode: 'X20260210000001' is ambiguous: formats 'X\\{date:%Y%j\\}\\{seq:07\\}' and 'X\\{date:%Y%m%d\\}\\{seq:06\\}'" "$rc $out"
+  rm "$HS/formats-orders"
+  hstart "$B"
+  check_match "history: a removed file: a new history, B recorded" \
+    "info segment_format generator=orders recorded format 'X\\{date:%Y%m%d\\}\\{seq:06\\}'" "$(grep segment_format "$SERVER_LOG")"
+  stop_server
+  check "history: ... the new file holds B alone" "day 6 $B" "$(tail -n +2 "$HS/formats-orders")"
+fi
+
 finish

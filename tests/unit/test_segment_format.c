@@ -4,7 +4,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -137,12 +140,115 @@ static void test_overlap(void **state) {
   assert_int_equal(overlap("{name}{date:%Y%m%d}{seq:06}", "orderz{date:%Y%m%d}{seq:06}"), 0);
 }
 
+/* Issue 35 item 6: the history file of the formats a generator has served. */
+#define HEAD IDGEN_SEG_HISTORY_HEADER
+static void test_history_parse(void **state) {
+  (void)state;
+  static idgen__seg_history h;
+  const char *good = HEAD "day 6 X{date:%Y%j}{seq:07}\nmonth 4 {name}/{date:%Y%m}-{seq:05}\n";
+  char err[300] = "";
+  assert_int_equal(idgen__seg_history_parse(&h, good, strlen(good), "orders", err, sizeof err),
+                   0);
+  assert_int_equal(h.n, 2);
+  assert_string_equal(h.formats[0].template_text, "X{date:%Y%j}{seq:07}");
+  assert_true(h.formats[0].period == IDGEN__PERIOD_DAY && h.formats[0].mult == 1000000);
+  assert_true(h.formats[1].period == IDGEN__PERIOD_MONTH && h.formats[1].mult == 10000);
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+      {"", "line 1: not 'idgen segment format history 1'"},
+      {"idgen segment format history 2\nday 6 X{date:%Y%m%d}{seq:06}\n", "line 1: not"},
+      {HEAD, "no format after the header"},
+      {HEAD "day 6 X{date:%Y%m%d}{seq:06}", "line 2: no end of line"},
+      {HEAD "day 6 X{date:%Y%m%d}{seq:06}\nday 6 Y{date:%Y%m%d}{se", "line 3: no end of line"},
+      {HEAD "week 6 X{date:%Y%m%d}{seq:06}\n", "line 2: 'week' is not a period"},
+      {HEAD "none 6 X{date:%Y%m%d}{seq:06}\n", "line 2: 'none' is not a period"},
+      {HEAD "day 0 X{date:%Y%m%d}{seq:06}\n", "line 2: digits '0'"},
+      {HEAD "day 19 X{date:%Y%m%d}{seq:06}\n", "line 2: digits '19'"},
+      {HEAD "day 06 X{date:%Y%m%d}{seq:06}\n", "line 2: digits '06'"},
+      {HEAD "day x X{date:%Y%m%d}{seq:06}\n", "line 2: digits 'x'"},
+      {HEAD "day 6\n", "line 2: not 'PERIOD DIGITS TEMPLATE'"},
+      {HEAD "day 6 \n", "line 2: not 'PERIOD DIGITS TEMPLATE'"},
+      {HEAD "day 6 X{nosuch}{seq:06}\n", "line 2: format:"},
+      {HEAD "day 7 X{date:%Y%m%d}{seq:06}\n", "line 2: format:"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    err[0] = '\0';
+    h.n = 9;
+    assert_int_equal(idgen__seg_history_parse(&h, bad[i].text, strlen(bad[i].text), "orders",
+                                              err, sizeof err),
+                     IDGEN_EFORMAT);
+    if (!strstr(err, bad[i].why))
+      print_error("case %zu: '%s' lacks '%s'\n", i, err, bad[i].why);
+    assert_non_null(strstr(err, bad[i].why));
+    assert_null(strchr(err, '\n'));
+    assert_int_equal(h.n, 0);
+  }
+  /* A NUL inside a line. */
+  const char nul[] = HEAD "day 6 X{date:%Y%m%d}\0{seq:06}\n";
+  assert_int_equal(idgen__seg_history_parse(&h, nul, sizeof nul - 1, "orders", err, sizeof err),
+                   IDGEN_EFORMAT);
+  assert_non_null(strstr(err, "line 2: a NUL byte"));
+}
+
+static void test_history_conflict(void **state) {
+  (void)state;
+  static idgen__seg_history h;
+  h.n = 0;
+  h.formats[h.n++] = compiled("P{date:%Y%m%d}{seq:06}", IDGEN__PERIOD_DAY, 6);
+  h.formats[h.n++] = compiled("Q{date:%Y%m%d}{seq:06}", IDGEN__PERIOD_DAY, 6);
+  /* A' coincides with the first format only, not with the last. */
+  idgen__seg_format a2 = compiled("P{date:%Y%j}{seq:07}", IDGEN__PERIOD_DAY, 6);
+  assert_ptr_equal(idgen__seg_history_conflict(&h, &a2), &h.formats[0]);
+  /* A format served before, again: its own texts, no conflict. */
+  idgen__seg_format a = compiled("P{date:%Y%m%d}{seq:06}", IDGEN__PERIOD_DAY, 6);
+  assert_null(idgen__seg_history_conflict(&h, &a));
+  assert_int_equal(idgen__seg_history_has(&h, &a), 1);
+  /* The same template with other digits: the same text for another number. */
+  idgen__seg_format d = compiled("P{date:%Y%m%d}{seq:06}", IDGEN__PERIOD_DAY, 5);
+  assert_int_equal(idgen__seg_history_has(&h, &d), 0);
+  assert_ptr_equal(idgen__seg_history_conflict(&h, &d), &h.formats[0]);
+  /* The same template, another period kind (a month's date written as a day's). */
+  idgen__seg_format m = compiled("Q{date:%Y%m%d}{seq:06}", IDGEN__PERIOD_MONTH, 6);
+  assert_ptr_equal(idgen__seg_history_conflict(&h, &m), &h.formats[1]);
+  /* A distinct prefix. */
+  idgen__seg_format r = compiled("R{date:%Y%j}{seq:07}", IDGEN__PERIOD_DAY, 6);
+  assert_null(idgen__seg_history_conflict(&h, &r));
+}
+
+static void test_history_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/idgen-history-XXXXXX", path[64], err[300] = "";
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/formats-orders", dir);
+  static idgen__seg_history h, back;
+  assert_int_equal(idgen__seg_history_load(&h, path, "orders", err, sizeof err), 0);
+  assert_int_equal(h.n, 0);
+  idgen__seg_format a = compiled("P{date:%Y%m%d}{seq:06}", IDGEN__PERIOD_DAY, 6);
+  idgen__seg_format b = compiled("{name}{date:%Y%j}{seq:07}", IDGEN__PERIOD_DAY, 6);
+  assert_int_equal(idgen__seg_history_add(&h, &a, path, err, sizeof err), 1);
+  assert_int_equal(idgen__seg_history_add(&h, &a, path, err, sizeof err), 0);
+  assert_int_equal(idgen__seg_history_add(&h, &b, path, err, sizeof err), 1);
+  assert_int_equal(idgen__seg_history_load(&back, path, "orders", err, sizeof err), 1);
+  assert_int_equal(back.n, 2);
+  assert_string_equal(back.formats[1].template_text, "{name}{date:%Y%j}{seq:07}");
+  /* A file cut short is refused, never read as a shorter history. */
+  assert_int_equal(truncate(path, 40), 0);
+  assert_true(idgen__seg_history_load(&back, path, "orders", err, sizeof err) < 0);
+  assert_non_null(strstr(err, "no end of line"));
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trips),
       cmocka_unit_test(test_strict_parse),
       cmocka_unit_test(test_refused),
       cmocka_unit_test(test_overlap),
+      cmocka_unit_test(test_history_parse),
+      cmocka_unit_test(test_history_conflict),
+      cmocka_unit_test(test_history_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
