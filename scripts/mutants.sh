@@ -132,7 +132,7 @@ check_killer() { # killer: known and present?
     integration_*:*)
       local name=${1%%:*}
       local script=tests/integration/${name#integration_}.sh
-      [[ -f $script ]] && sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$script" | grep -qE "^parts( +[a-z0-9_-]+)* +${1#*:}( |$)" ;;
+      [[ -f $script ]] && sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$script" | grep -E "^parts( +[a-z0-9_-]+)* +${1#*:}( |$)" >/dev/null ;;
     integration_*) [[ -f tests/integration/${1#integration_}.sh ]] ;;
     chaos:*) grep -q "^ *${1#chaos:}) " tests/chaos/run.sh ;;
     pg_*) [[ -f tests/pg/${1#pg_}.sh ]] ;;
