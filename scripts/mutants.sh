@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
 # Mutation check of the fence and durability lines: applies each mutant of
 # tests/mutants.txt, one at a time, to a scratch copy of the tree, rebuilds only what its
-# tests need, runs those tests, and prints a table. Exit 0 only if every test named for
-# a mutant fails under it (kills it). A mutant whose text no longer matches the code,
-# exactly once, is a failure too: the list must follow the code.
-# The mutants are built one after another; each one's binaries are copied aside, so its
+# tests need, runs those tests, and prints a table. Exit 0 only if every mutant is
+# killed and every test run for it failed under it (killed it). A mutant whose text no
+# longer matches the code, exactly once, is a failure too: the list must follow the code.
+# The mutants are built one after another (Ninja, -O2 without debug info: a mutant's
+# rebuild is a third of make's with -g); each one's binaries are copied aside, so its
 # tests run from the copy while the next one builds, and up to --jobs tests run at once
 # (most of them wait on real servers, not on the CPU). The table keeps the list's order.
+# A mutant's killers run one after another, unit tests first, until one kills it; with
+# --all-killers they all run and each must kill (the check that the list's killers are
+# all still true).
 # A test of the PostgreSQL extension (pg_X) needs the mutated extension installed into
-# PostgreSQL's directories, which every cluster shares: those runs take turns, each
-# installs its own idgen.so first (as root, or through sudo), and the unmutated one is
-# installed again at the end.
-# Usage: scripts/mutants.sh [--list FILE] [--jobs N] [--keep] [--slow-passed] [MUTANT...]
-#   (default: every mutant)
+# PostgreSQL's directories, which every cluster shares: those runs take turns (no two
+# at once; other runs take the free places meanwhile), each installs its own idgen.so
+# first (as root, or through sudo), and the unmutated one is installed again at the end.
+# Usage: scripts/mutants.sh [--list FILE] [--jobs N] [--keep] [--all-killers]
+#                           [--slow-passed] [MUTANT...]   (default: every mutant)
 #   --list FILE    the list (default tests/mutants.txt; its header says the format)
 #   --jobs N       tests run at once (default 2)
 #   --keep         keep the scratch directory (kept anyway when something fails)
+#   --all-killers  run every killer of a mutant: each one must kill it
 #   --slow-passed  the slow killers (integration and pg tests) passed on this very tree
 #                  just before, as in scripts/test.sh after its pg and integration
 #                  stages: their baselines are not run again (the unit tests' still are)
 set -uo pipefail
 shopt -u patsub_replacement 2>/dev/null || true # '&' in a replacement is literal
 cd "$(dirname "$0")/.." || exit 2
-LIST=tests/mutants.txt KEEP=0 ONLY=() RUNS_AT_ONCE=2 SLOW_PASSED=0
+LIST=tests/mutants.txt KEEP=0 ONLY=() RUNS_AT_ONCE=2 SLOW_PASSED=0 ALL_KILLERS_MUST=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --list) LIST=${2:?--list needs a file}; shift 2 ;;
     --jobs) RUNS_AT_ONCE=${2:?--jobs needs a number}; shift 2 ;;
     --keep) KEEP=1; shift ;;
+    --all-killers) ALL_KILLERS_MUST=1; shift ;;
     --slow-passed) SLOW_PASSED=1; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutants.sh: unknown option $1" >&2; exit 2 ;;
@@ -37,6 +43,7 @@ done
 [[ -f $LIST ]] || { echo "mutants.sh: no list $LIST" >&2; exit 2; }
 [[ $RUNS_AT_ONCE =~ ^[1-9][0-9]*$ ]] || { echo "mutants.sh: --jobs needs a number > 0, not '$RUNS_AT_ONCE'" >&2; exit 2; }
 BUILD_JOBS=$(nproc)
+command -v ninja >/dev/null || { echo "mutants.sh: no ninja (scripts/deps.sh test installs ninja-build)" >&2; exit 1; }
 
 # ---- the list -----------------------------------------------------------------------
 # Mutant i: ID[i], WHAT[i], FILE[i], KILLERS[i]; its find/replace pairs are
@@ -259,7 +266,9 @@ done
 # Warnings are not errors here: a mutant may leave a variable unused.
 if [[ ${#RUN[@]} -gt 0 ]]; then
   log "scratch copy in $S; building ${ALL_TARGETS[*]}"
-  cmake -S "$S" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$LOGS/cmake.log" 2>&1 &&
+  # RelWithDebInfo's optimisation and assertions, without its debug info
+  cmake -S "$S" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" >"$LOGS/cmake.log" 2>&1 &&
     build "$LOGS/build.log" "${ALL_TARGETS[@]}" &&
     keep_binaries "$BINS/baseline" "${ALL_TARGETS[@]}" &&
     { [[ " ${ALL_TARGETS[*]} " != *" pg-extension "* ]] ||
@@ -273,8 +282,15 @@ fi
 # unit tests, and a failed one stops everything (with --slow-passed the slow ones have
 # just passed in the caller's stages, on the same sources: only the unit tests' run).
 # Then the mutants that a slow test must kill, then the others: the long runs start
-# early, the short ones fill in at the end.
+# early, the short ones fill in at the end. A mutant's killers are tried unit tests
+# first (KORDER); with --all-killers all of them are queued at once.
 unit() { [[ $1 == test_* ]]; } # killer
+declare -A KORDER # per mutant: its killers, unit tests first, then the list's order
+for i in "${RUN[@]}"; do
+  KORDER[$i]=""
+  for k in ${KILLERS[i]}; do unit "$k" && KORDER[$i]+="$k "; done
+  for k in ${KILLERS[i]}; do unit "$k" || KORDER[$i]+="$k "; done
+done
 ORDER=() QUEUE=() # ORDER: the mutants in build order; QUEUE: "i killer" (i = baseline)
 if [[ $SLOW_PASSED -eq 0 ]]; then
   for k in "${ALL_KILLERS[@]}"; do unit "$k" || QUEUE+=("baseline $k"); done
@@ -286,11 +302,13 @@ for slow in 1 0; do
     for k in ${KILLERS[i]}; do unit "$k" || s=1; done
     [[ $s -eq $slow ]] || continue
     ORDER+=("$i")
-    for k in ${KILLERS[i]}; do QUEUE+=("$i $k"); done
+    for k in ${KORDER[$i]}; do
+      QUEUE+=("$i $k")
+      [[ $ALL_KILLERS_MUST -eq 1 ]] || break
+    done
   done
 done
 [[ ${#RUN[@]} -gt 0 ]] || QUEUE=()
-
 # ---- the builder: each mutant in turn, in the background ------------------------------
 # Applies the mutant, builds what its tests need, keeps those binaries in BINS/ID and
 # puts the file back (a new mtime: the next build recompiles it). DONE/ID.built says how
@@ -320,7 +338,12 @@ fi
 
 # ---- the runs: up to RUNS_AT_ONCE at a time ------------------------------------------
 declare -A LEFT STARTED # per mutant: runs not finished yet; when its first run started
-for i in "${RUN[@]}"; do LEFT[$i]=$(wc -w <<<"${KILLERS[i]}"); done
+declare -A TRIED        # per mutant: how many of its killers have been started
+for i in "${RUN[@]}"; do
+  LEFT[$i]=1 TRIED[$i]=1
+  [[ $ALL_KILLERS_MUST -eq 0 ]] || LEFT[$i]=$(wc -w <<<"${KILLERS[i]}")
+done
+FOLLOW=() # "i killer": a built mutant's next killer, the last one having missed it
 run_name() { # i -> the name its runs and binaries go by
   if [[ $1 == baseline ]]; then echo baseline; else echo "${ID[$1]}"; fi
 }
@@ -335,10 +358,12 @@ start_run() { # i killer
   ) &
   RUNNING+=($!)
 }
-# The mutant's result once all its runs are in: killed, or SURVIVED, and by which test.
+# The mutant's result once its runs are in: killed, or SURVIVED, and by which test. Every
+# test that ran must have killed it (a killer that no longer does is a stale list).
 judge() { # i
   local i=$1 k rc secs killed=() missed=()
-  for k in ${KILLERS[i]}; do
+  for k in ${KORDER[$i]}; do
+    [[ -f $DONE/${ID[i]}.$(safe "$k") ]] || continue # not tried: an earlier one killed
     read -r rc secs <"$DONE/${ID[i]}.$(safe "$k")"
     case $rc in
       0) missed+=("$k") ;;
@@ -358,6 +383,19 @@ judge() { # i
   rm -rf "${BINS:?}/${ID[i]}"
   read -r rc secs <"$DONE/${ID[i]}.built"
   log "${ID[i]}: ${RESULT[i]} (build $secs s, tests $((SECONDS - STARTED[$i])) s)"
+}
+# After one of a mutant's runs: judged when all are in (--all-killers), when this one
+# killed it, or when it was the last; else its next killer is tried.
+run_done() { # i rc
+  local i=$1 rc=$2 next_k
+  LEFT[$i]=$((LEFT[$i] - 1))
+  if [[ $ALL_KILLERS_MUST -eq 0 && $rc -eq 0 && ${TRIED[$i]} -lt $(wc -w <<<"${KORDER[$i]}") ]]; then
+    read -r -a next_k <<<"${KORDER[$i]}"
+    FOLLOW+=("$i ${next_k[${TRIED[$i]}]}")
+    TRIED[$i]=$((TRIED[$i] + 1)) LEFT[$i]=$((LEFT[$i] + 1))
+    return
+  fi
+  [[ ${LEFT[$i]} -gt 0 ]] || judge "$i"
 }
 # Takes in the runs that ended: a failed baseline ends the whole check.
 reap() {
@@ -379,39 +417,54 @@ reap() {
       fi
       log "baseline: $k passes ($secs s)"
     else
-      LEFT[$i]=$((LEFT[$i] - 1))
-      [[ ${LEFT[$i]} -gt 0 ]] || judge "$i"
+      run_done "$i" "$rc"
     fi
   done
 }
-# ready: the binaries of the next run are built (or will never be: then its result is
-# DOES NOT BUILD, and its runs are dropped).
+pg_running() { # a test of the extension is running (they take turns: see the top)
+  local entry
+  for entry in "${PENDING[@]}"; do [[ ${entry#* } != pg_* ]] || return 0; done
+  return 1
+}
+# Starts the runs of the array named $1 that can start, in its order, while places are
+# free: a pg run waits while another one runs (the others pass it), and a mutant not
+# built yet ends the pass (the ones after it are not built either). A mutant that did
+# not build is DOES NOT BUILD, and its runs are dropped.
 declare -A PENDING # the runs started and not yet taken in, by number: "i killer"
-next=0 started=0
-while [[ $next -lt ${#QUEUE[@]} || ${#PENDING[@]} -gt 0 ]]; do
-  reap
-  while [[ $next -lt ${#QUEUE[@]} && ${#RUNNING[@]} -lt $RUNS_AT_ONCE ]]; do
-    read -r i k <<<"${QUEUE[next]}"
+started=0
+dispatch() { # array name
+  local -n runs=$1
+  local idx i k rc secs
+  for idx in "${!runs[@]}"; do
+    [[ ${#RUNNING[@]} -lt $RUNS_AT_ONCE ]] || return 0
+    read -r i k <<<"${runs[idx]}"
+    [[ $k != pg_* ]] || ! pg_running || continue
     if [[ $i != baseline ]]; then
       if [[ ! -f $DONE/${ID[i]}.built ]]; then
         kill -0 "$builder" 2>/dev/null || [[ -f $DONE/${ID[i]}.built ]] ||
           { echo "mutants.sh: the builder stopped before ${ID[i]}" >&2; failures=1; exit 1; }
-        break
+        return 0
       fi
       read -r rc secs <"$DONE/${ID[i]}.built"
       if [[ $rc -ne 0 ]]; then
+        unset "runs[$idx]"
         if [[ -z ${RESULT[i]:-} ]]; then
           RESULT[i]="DOES NOT BUILD (see ${ID[i]}.build.log)"; failures=$((failures + 1))
           log "${ID[i]}: ${RESULT[i]}"
         fi
-        next=$((next + 1))
         continue
       fi
     fi
     start_run "$i" "$k"
     PENDING[$started]="$i $k"
-    started=$((started + 1)) next=$((next + 1))
+    started=$((started + 1))
+    unset "runs[$idx]"
   done
+}
+while [[ ${#QUEUE[@]} -gt 0 || ${#FOLLOW[@]} -gt 0 || ${#PENDING[@]} -gt 0 ]]; do
+  reap
+  dispatch FOLLOW
+  dispatch QUEUE
   sleep 0.2
 done
 [[ -z $builder ]] || wait "$builder"

@@ -29,8 +29,9 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; for f in "$T"/*.err; do echo "== $f" >&2; tail -5 "$f" >&2; done; exit 1; }
 ok() { echo "ok - $*"; }
 wait_line() { # errfile pattern [after-line]
+  # grep without -q: under pipefail, -q ends at the first match and tail dies of SIGPIPE
   for _ in $(seq 600); do
-    tail -n +"${3:-1}" "$1" 2>/dev/null | grep -qs "$2" && return 0; sleep 0.1
+    tail -n +"${3:-1}" "$1" 2>/dev/null | grep -s "$2" >/dev/null && return 0; sleep 0.1
   done
   fail "no '$2' in $1"
 }
