@@ -8,23 +8,64 @@
 # from a local Debian base and run as its non-root user), deb (scripts/deb-test.sh: the
 # Debian packages built, linted and used in a fresh Debian root), mutants (scripts/mutants.sh: each
 # fence and durability line broken in turn must fail its tests).
-# With both integration and model, SPIN runs during the integration stage: the
-# integration tests wait on servers and TTLs (the two cores are about 45% busy), and SPIN
-# wants one core. The model's table prints at its turn.
+# Stages that are one command each run alongside a stage that mostly waits, when both
+# are asked for: model (SPIN wants one core) during integration, whose tests wait on
+# servers and TTLs; image and deb, one after the other, during mutants, whose test runs
+# wait too. Each one's output prints at its own turn, and it counts there.
 # With pg and integration passed in this run, the mutants' slow killers are not run
 # again on the unmutated tree (scripts/mutants.sh --slow-passed).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 jobs=$(nproc)
 # The integration tests and the mutants' test runs mostly wait on servers and TTLs (the
 # cores are about 45% busy at one test per core): one more than the cores runs at once.
 waiting_jobs=$((jobs + 1))
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model image deb mutants)
+[[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model mutants image deb)
 passed=0 failed=0
 declare -A stage_ok # stage -> 1 when it ran in this run and nothing of it failed
-model_pid="" model_log=""
-trap '[[ -z $model_pid ]] || kill -- "$model_pid" 2>/dev/null; [[ -z $model_log ]] || rm -f "$model_log"' EXIT
+# The stages that are one command, one pass or fail; and which of them run alongside
+# which stage (in this order, one after another).
+declare -A one_command=([model]=scripts/model.sh [image]=scripts/image-test.sh [deb]=scripts/deb-test.sh)
+declare -A alongside=([integration]="model" [mutants]="image deb")
+aside=$(mktemp -d) # aside/NAME.log, aside/NAME.rc: a stage run alongside; its output, its status
+aside_pids=()
+stop_aside() {
+  local pid
+  for pid in "${aside_pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$aside"
+}
+trap stop_aside EXIT
+declare -A begun aside_of # stage -> 1 once it began; -> the stage it runs alongside
+start_aside() { # host stage: starts its companions that this run asks for, still to come
+  local c todo=()
+  for c in ${alongside[$1]:-}; do
+    [[ " ${stages[*]} " != *" $c "* || -n ${begun[$c]:-} ]] || { todo+=("$c"); begun[$c]=1 aside_of[$c]=$1; }
+  done
+  [[ ${#todo[@]} -gt 0 ]] || return 0
+  (
+    for c in "${todo[@]}"; do
+      t0=$SECONDS
+      ${one_command[$c]} >"$aside/$c.log" 2>&1
+      echo "$? $((SECONDS - t0))" >"$aside/$c.rc.tmp" && mv "$aside/$c.rc.tmp" "$aside/$c.rc"
+    done
+  ) &
+  aside_pids+=($!)
+  echo "(${todo[*]} runs alongside, PID $!)"
+}
+run_one_command() { # stage: its command, here or alongside; 0 if it passed
+  local rc secs
+  if [[ -n ${aside_of[$1]:-} ]]; then
+    while [[ ! -f $aside/$1.rc ]]; do sleep 1; done
+    cat "$aside/$1.log"
+    read -r rc secs <"$aside/$1.rc"
+    echo "($1 ran alongside ${aside_of[$1]}: $secs s)"
+  else
+    ${one_command[$1]}; rc=$?
+  fi
+  [[ $rc -eq 0 ]]
+}
 
 configure() { # dir, extra cmake args...
   local dir=$1; shift
@@ -47,6 +88,8 @@ run_ctest() { # dir, ctest args...
 for stage in "${stages[@]}"; do
   echo "== test stage: $stage"
   stage_start=$SECONDS failed_before=$failed
+  begun[$stage]=1
+  start_aside "$stage"
   case "$stage" in
     unit)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
@@ -69,26 +112,9 @@ for stage in "${stages[@]}"; do
       run_ctest build -j "$jobs" -L pg ;;
     integration)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
-      if [[ " ${stages[*]} " == *" model "* ]]; then
-        model_log=$(mktemp)
-        scripts/model.sh >"$model_log" 2>&1 &
-        model_pid=$!
-        echo "(scripts/model.sh runs alongside, PID $model_pid)"
-      fi
       run_ctest build -j "$waiting_jobs" -L integration ;;
-    image) # one pass or fail for the image
-      if scripts/image-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
-    deb) # one pass or fail for the packages
-      if scripts/deb-test.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
-    model)
-      if [[ -n $model_pid ]]; then
-        wait "$model_pid"; rc=$?
-        model_pid=""
-        cat "$model_log"
-      else
-        scripts/model.sh; rc=$?
-      fi
-      if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
+    model|image|deb) # one pass or fail each: the model, the image, the packages
+      if run_one_command "$stage"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     mutants) # one pass or fail for the whole list
       slow_passed=()
       [[ ${stage_ok[pg]:-0} -eq 1 && ${stage_ok[integration]:-0} -eq 1 ]] && slow_passed=(--slow-passed)
