@@ -23,10 +23,13 @@ int idgen__cmd_serve(int argc, char **argv) {
     return cli_error(CLI_FAILED, "serve", "%s", err);
   }
   int status = CLI_USAGE;
-  if (idgen__serve_config_check(&cfg, err, sizeof err) < 0)
+  idgen__tls *tls =
+      NULL; /* its files are read before anything listens: a bad one is usage */
+  if (idgen__serve_config_check(&cfg, err, sizeof err) < 0 ||
+      idgen__tls_new(&tls, &cfg, err, sizeof err) < 0)
     cli_error(CLI_USAGE, "serve", "%s", err);
   else
-    status = idgen__serve_run(&cfg) == 0 ? CLI_OK : CLI_FAILED;
+    status = idgen__serve_run(&cfg, tls) == 0 ? CLI_OK : CLI_FAILED;
   idgen__serve_config_free(&cfg);
   return status;
 }

@@ -52,6 +52,16 @@ const idgen__serve_opt idgen__serve_opts[] = {
     {"opaque-key-file", S(opaque_key_file), "",
      "key file (32 or 64 hex digits, `idgen opaque keygen`) of the default generator's "
      "opaque IDs: format=opaque-*, decode ?opaque=1 (docs/opaque.md); empty: none"},
+    {"tls-cert", S(tls_cert), "",
+     "PEM certificate chain: HTTPS on --http and RESP over TLS on --resp (TLS 1.2 at "
+     "least), with --tls-key; SIGHUP reads both again (docs/server.md, TLS); empty: "
+     "plain text"},
+    {"tls-key", S(tls_key), "", "PEM private key of --tls-cert"},
+    {"tls-ca", S(tls_ca), "",
+     "PEM CA certificates that sign client certificates (with --tls-client-cert)"},
+    {"tls-client-cert", S(tls_client_cert), "none",
+     "none, optional (verified against --tls-ca when sent) or require (a handshake "
+     "without one fails)"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
     {"log-level", S(log_level), "info",
      "lowest level logged: debug (adds a line per caller's name: RESP CLIENT SETNAME, "
@@ -440,8 +450,11 @@ static int default_from_flags(idgen__serve_config *cfg, idgen__gen_spec *s, char
 
 /* "true"/"false" (YAML 1.1's yes/no and on/off too) into *out; -1 otherwise. */
 static int parse_bool(const char *v, int *out) {
-  static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"},
-                           *const no[] = {"false", "False", "FALSE", "no", "off"};
+  static const char *const yes[] = {"true", "True", "TRUE", "yes", "on"}, *const no[] = {
+                                                                              "false",
+                                                                              "False",
+                                                                              "FALSE", "no",
+                                                                              "off"};
   for (size_t i = 0; i < 5; i++) {
     if (!strcmp(v, yes[i]))
       return *out = 1, 0;
@@ -459,7 +472,8 @@ static int token_generators(const idgen__serve_config *cfg, idgen__token_spec *t
   char *const *items = o->items ? o->items : (char *const *)&one;
   size_t n = o->items ? o->nitems : 1;
   if (n == 0) {
-    snprintf(err, errlen, "%s: an empty list (omit it or write [\"*\"] for every one)", what);
+    snprintf(err, errlen, "%s: an empty list (omit it or write [\"*\"] for every one)",
+             what);
     return -1;
   }
   if (n == 1 && !strcmp(items[0], "*")) {
@@ -495,8 +509,9 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
   t->all_generators = 1;
   t->line = e->line;
   if (idgen__segment_name_check(e->name) || !strcmp(e->name, IDGEN__AUTH_TOKEN_NAME)) {
-    why = "use 1-64 of A-Z a-z 0-9 _ . - (not starting with '.'; not " IDGEN__AUTH_TOKEN_NAME
-          ")";
+    why =
+        "use 1-64 of A-Z a-z 0-9 _ . - (not starting with '.'; not " IDGEN__AUTH_TOKEN_NAME
+        ")";
     snprintf(err, errlen, "%s:%d: tokens.%.64s: not a token name: %s", cfg->config_file,
              e->line, e->name, why);
     return -1;
@@ -535,8 +550,10 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
           0)
         return -1;
     } else {
-      snprintf(err, errlen, "%s: unknown option of a token (it takes: file, generators, "
-               "decode, rate, burst)", what);
+      snprintf(err, errlen,
+               "%s: unknown option of a token (it takes: file, generators, "
+               "decode, rate, burst)",
+               what);
       return -1;
     }
   }
@@ -546,8 +563,10 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
     return -1;
   }
   if (!t->file[0]) {
-    snprintf(err, errlen, "%s:%d: tokens.%s: no file (the token's file, as "
-             "--auth-token-file's)", cfg->config_file, e->line, e->name);
+    snprintf(err, errlen,
+             "%s:%d: tokens.%s: no file (the token's file, as "
+             "--auth-token-file's)",
+             cfg->config_file, e->line, e->name);
     return -1;
   }
   return 0;
@@ -1081,6 +1100,40 @@ static int check_fixed_workers(const idgen__serve_config *cfg, char *err, size_t
   return 0;
 }
 
+/* The --tls-* options together (their files are read by server/tls.c before serving). */
+static int check_tls(const idgen__serve_config *cfg, char *err, size_t errlen) {
+  const char *mode = cfg->tls_client_cert;
+  if (strcmp(mode, "none") != 0 && strcmp(mode, "optional") != 0 &&
+      strcmp(mode, "require") != 0) {
+    snprintf(err, errlen, "--tls-client-cert '%s': expected none, optional or require",
+             mode);
+    return -1;
+  }
+  if (!cfg->tls_cert[0] != !cfg->tls_key[0]) {
+    snprintf(err, errlen, "--tls-cert and --tls-key go together: %s is missing",
+             cfg->tls_cert[0] ? "--tls-key" : "--tls-cert");
+    return -1;
+  }
+  int client = strcmp(mode, "none") != 0;
+  if ((client || cfg->tls_ca[0]) && !cfg->tls_cert[0]) {
+    snprintf(err, errlen, "%s needs --tls-cert and --tls-key",
+             client ? "--tls-client-cert" : "--tls-ca");
+    return -1;
+  }
+  if (client && !cfg->tls_ca[0]) {
+    snprintf(err, errlen, "--tls-client-cert %s needs --tls-ca (the CAs that sign them)",
+             mode);
+    return -1;
+  }
+  if (!client && cfg->tls_ca[0]) {
+    snprintf(err, errlen,
+             "--tls-ca is for client certificates: give --tls-client-cert "
+             "optional or require");
+    return -1;
+  }
+  return 0;
+}
+
 int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen) {
   char host[256];
   uint16_t port;
@@ -1105,6 +1158,8 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
     snprintf(err, errlen, "--log-level '%s': expected debug, info or warn", cfg->log_level);
     return -1;
   }
+  if (check_tls(cfg, err, errlen) < 0)
+    return -1;
   for (size_t i = 0; i < cfg->ngens; i++)
     if (check_gen(&cfg->gens[i], err, errlen) < 0)
       return -1;

@@ -77,11 +77,15 @@ typedef struct idgen__serve_config {
   char auth_token_file[IDGEN_CFG_PATH];
   char opaque_key_file[IDGEN_CFG_PATH]; /* the default generator's opaque key; "": none */
   char log_file[IDGEN_CFG_PATH];
-  char log_level[IDGEN_CFG_STR];    /* "debug", "info" (default), "warn" */
-  char config_file[IDGEN_CFG_PATH]; /* --config: the generators' YAML file; "": none */
-  uint64_t seq_reset_threshold;     /* the default generator's (snowflake) */
-  uint64_t threads;                 /* 0: one per core */
-  uint64_t max_conns;               /* per listener: one cannot take the other's slots */
+  char log_level[IDGEN_CFG_STR];       /* "debug", "info" (default), "warn" */
+  char config_file[IDGEN_CFG_PATH];    /* --config: the generators' YAML file; "": none */
+  char tls_cert[IDGEN_CFG_PATH];       /* PEM chain both listeners present; "": no TLS */
+  char tls_key[IDGEN_CFG_PATH];        /* its private key */
+  char tls_ca[IDGEN_CFG_PATH];         /* CAs that sign client certificates; "": none */
+  char tls_client_cert[IDGEN_CFG_STR]; /* "none" (default), "optional", "require" */
+  uint64_t seq_reset_threshold;        /* the default generator's (snowflake) */
+  uint64_t threads;                    /* 0: one per core */
+  uint64_t max_conns;                  /* per listener: one cannot take the other's slots */
   uint64_t max_header_bytes;
   uint64_t max_request_line;
   uint64_t header_timeout_ms;

@@ -24,6 +24,10 @@
 /* Freed connection memory after which the loop gives free pages back to the system:
  * glibc keeps freed chunks in its heap, so RSS would stay at an attack's peak. */
 #define TRIM_AFTER_BYTES (4u << 20)
+/* What a TLS connection holds besides its conn, mostly in OpenSSL and h2o (its SSL, a
+ * record buffer, h2o's encrypted and decrypted input: 48 KiB measured mid-handshake),
+ * counted as freed at its close so that the trim below sees it. */
+#define TLS_CONN_BYTES (48u << 10)
 /* How long a closing connection drains what the client still sends. */
 #define LINGER_MS 1000
 /* A read that brings fewer bytes than this to an unfinished request pauses reading, for
@@ -48,6 +52,7 @@ typedef struct protocol {
 
 struct idgen__net {
   idgen__tctx *t;
+  idgen__tls *tls; /* NULL: plain text */
   const idgen__serve_config *cfg;
   h2o_evloop_t *loop;
   h2o_socket_t *listener[LISTENER_COUNT];
@@ -81,6 +86,9 @@ struct conn {
   conn *prev, *next;
   unsigned trickles; /* pauses taken since the last answer */
   unsigned writing : 1, closing : 1, lingering : 1, eof : 1;
+  unsigned tls : 1; /* h2o's socket reads, decrypts into sock->input, and encrypts */
+  SSL_CTX *ssl_ctx; /* a reference, held to the close: h2o makes the SSL from it only
+                       when the first bytes come, and keeps no reference of its own */
 };
 
 /* ---- the two protocols ---- */
@@ -144,9 +152,10 @@ static void conn_close(conn *c) {
   if (c->next)
     c->next->prev = c->prev;
   h2o_socket_close(c->sock);
+  SSL_CTX_free(c->ssl_ctx); /* after the socket: NULL is fine */
   release_buf(net, &c->in);
   release_buf(net, &c->out);
-  net->freed_bytes += sizeof *c;
+  net->freed_bytes += sizeof *c + (c->tls ? TLS_CONN_BYTES : 0);
   atomic_fetch_sub(net->conns[c->listener], 1);
   net->open--;
   free(c);
@@ -188,9 +197,11 @@ static void on_timeout(h2o_timeout_entry_t *entry) {
 }
 
 /* Sends what the socket takes now; the rest waits in c->out (reading stops meanwhile).
- * Returns -1 if the connection failed. */
+ * Over TLS, all of it goes through h2o, which encrypts. Returns -1 if the connection
+ * failed. */
 static int conn_send(conn *c, const char *data, size_t len) {
-  ssize_t n = send(h2o_socket_get_fd(c->sock), data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n =
+      c->tls ? 0 : send(h2o_socket_get_fd(c->sock), data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
   if (n < 0 && errno != EAGAIN && errno != EINTR)
     return -1;
   size_t sent = n > 0 ? (size_t)n : 0;
@@ -291,11 +302,42 @@ static void on_written(h2o_socket_t *sock, const char *err) {
   conn_run(c, c->in.data, c->in.len, 0, 0);
 }
 
+/* TLS: h2o read the socket and decrypted what it could into sock->input (maybe nothing,
+ * a partial record). All of it is taken at once: h2o calls again only when the socket
+ * has more, and SO_RCVBUF (start_tls) bounds how much one read brings. */
+static void on_readable_tls(conn *c, h2o_socket_t *sock) {
+  idgen__net *net = c->net;
+  size_t n = sock->input->size;
+  if (c->lingering || n == 0) {
+    h2o_buffer_consume(&sock->input, n);
+    return;
+  }
+  int in_scratch = c->in.len == 0 && n <= net->scratch_len;
+  if (in_scratch)
+    memcpy(net->scratch, sock->input->bytes, n);
+  else
+    idgen__buf_add(&c->in, sock->input->bytes, n);
+  h2o_buffer_consume(&sock->input, n);
+  if (c->in.failed) {
+    conn_close(c);
+    return;
+  }
+  int trickle = n < TRICKLE_BYTES;
+  if (in_scratch)
+    conn_run(c, net->scratch, n, 1, trickle);
+  else
+    conn_run(c, c->in.data, c->in.len, 0, trickle);
+}
+
 static void on_readable(h2o_socket_t *sock, const char *err) {
   conn *c = sock->data;
   idgen__net *net = c->net;
   if (err) {
     conn_close(c);
+    return;
+  }
+  if (c->tls) {
+    on_readable_tls(c, sock);
     return;
   }
   int fd = h2o_socket_get_fd(sock);
@@ -331,6 +373,35 @@ static void on_readable(h2o_socket_t *sock, const char *err) {
     conn_run(c, net->scratch, (size_t)n, 1, trickle);
   else
     conn_run(c, c->in.data, c->in.len, 0, trickle);
+}
+
+/* ---- TLS ---- */
+
+/* The handshake is over: the connection reads as any other (h2o may hold application
+ * data that came with the handshake's last flight: it is taken now). */
+static void on_handshake(h2o_socket_t *sock, const char *err) {
+  conn *c = sock->data;
+  if (err) {
+    atomic_fetch_add_explicit(&c->net->t->m->tls_handshakes_failed[c->listener], 1,
+                              memory_order_relaxed);
+    conn_close(c);
+    return;
+  }
+  read_on(c);
+  if (sock->input->size)
+    on_readable_tls(c, sock);
+}
+
+/* A socket receive buffer this size caps what h2o reads into memory at once, per TLS
+ * connection (the kernel doubles it). */
+#define TLS_RCVBUF (32 << 10)
+
+static void start_tls(conn *c) {
+  int rcvbuf = TLS_RCVBUF;
+  setsockopt(h2o_socket_get_fd(c->sock), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  c->tls = 1;
+  c->ssl_ctx = idgen__tls_ctx(c->net->tls);
+  h2o_socket_ssl_handshake(c->sock, c->ssl_ctx, NULL, on_handshake);
 }
 
 /* ---- listeners ---- */
@@ -377,9 +448,13 @@ static void accept_on(h2o_socket_t *listener, idgen__listener which) {
       net->head->prev = c;
     net->head = c;
     sock->data = c;
-    h2o_socket_dont_read(sock, 1); /* on_readable reads, as much as fits */
-    c->proto->wait(c, 1);
-    read_on(c);
+    c->proto->wait(c, 1); /* over TLS, the handshake is inside the same bound */
+    if (net->tls)
+      start_tls(c);
+    else {
+      h2o_socket_dont_read(sock, 1); /* on_readable reads, as much as fits */
+      read_on(c);
+    }
   }
 }
 
@@ -406,6 +481,7 @@ int idgen__net_new(idgen__net **out, const idgen__net_config *cfg) {
   if (!net)
     return IDGEN_ENOMEM;
   net->t = cfg->tctx;
+  net->tls = cfg->tls;
   net->cfg = idgen__svc_config(cfg->tctx->svc);
   net->max_input[LISTENER_HTTP] = idgen__http1_max_input(net->cfg);
   net->max_input[LISTENER_RESP] = IDGEN_RESP_MAX_REQUEST;
@@ -483,6 +559,10 @@ void idgen__net_free(idgen__net *net) {
   for (unsigned i = 0; i < TRICKLE_STEPS; i++)
     h2o_timeout_dispose(net->loop, &net->trickle_pause[i]);
   h2o_evloop_destroy(net->loop);
+  /* h2o keeps freed socket buffers (TLS connections use them) in a per-thread bin for
+   * the next connection: this thread is done with them. */
+  while (h2o_socket_buffer_prototype.allocator.cnt)
+    free(h2o_mem_alloc_recycle(&h2o_socket_buffer_prototype.allocator, 0));
   idgen__buf_free(&net->out);
   free(net->scratch);
   free(net);

@@ -163,6 +163,10 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
        "Wrong tokens presented (RESP AUTH, HTTP Authorization), by listener; a connection "
        "that presents a few is closed.",
        offsetof(idgen__metrics, auth_failures)},
+      {"idgen_tls_handshakes_failed_total",
+       "TLS handshakes that failed (plain text on a TLS port, an untrusted or missing "
+       "client certificate, no common version or cipher), by listener.",
+       offsetof(idgen__metrics, tls_handshakes_failed)},
   };
   for (size_t f = 0; f < sizeof per_listener / sizeof per_listener[0]; f++) {
     idgen__buf_addf(out, "# HELP %s %s\n# TYPE %s counter\n", per_listener[f].name,

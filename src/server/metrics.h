@@ -100,6 +100,7 @@ typedef struct idgen__metrics {
   idgen__latency lat[LISTENER_COUNT];   /* HTTP requests; RESP commands */
   _Atomic uint64_t conns_accepted[LISTENER_COUNT], conns_refused[LISTENER_COUNT];
   _Atomic uint64_t auth_failures[LISTENER_COUNT]; /* a wrong token presented */
+  _Atomic uint64_t tls_handshakes_failed[LISTENER_COUNT];
   _Atomic uint64_t resp_protocol_errors, resp_cross_protocol;
   _Atomic uint64_t token[IDGEN__TOKEN_SLOTS][TOKEN_STAT_COUNT];
 } idgen__metrics;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "server/api.h"
+#include "server/tls.h"
 
 typedef struct idgen__net idgen__net;
 
@@ -17,6 +18,7 @@ typedef struct idgen__net_config {
                         configuration; outlives the loop */
   int http_fd;       /* listening socket for HTTP, or -1 */
   int resp_fd;       /* listening socket for RESP, or -1 */
+  idgen__tls *tls;   /* both listeners' TLS (server/tls.h), or NULL: plain text */
 } idgen__net_config;
 
 /* Creates this thread's loop and starts listening on the given sockets (it takes them). */

@@ -30,6 +30,7 @@ typedef struct worker {
   idgen__svc *svc;
   idgen__grace *grace; /* marked between two turns of the loop (server/grace.h) */
   int http_fd, resp_fd;
+  idgen__tls *tls; /* both listeners', or NULL */
   int started;
 } worker;
 
@@ -136,7 +137,8 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  idgen__net_config nc = {.tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd};
+  idgen__net_config nc = {
+      .tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd, .tls = w->tls};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);
@@ -199,6 +201,7 @@ typedef struct serve {
   char http_bound[300], resp_bound[300];
   idgen__svc *svc;
   idgen__reload *reload; /* SIGHUP's */
+  idgen__tls *tls;       /* owned; NULL: plain text */
   size_t started;        /* threads running */
 } serve;
 
@@ -276,12 +279,12 @@ static int start_service(serve *s) {
                            all[i]->name, idgen__kind_name(idgen__generator_kind(all[i])));
   const idgen_layout *layout = idgen__svc_layout(s->svc);
   idgen__log("info", "start",
-             "version=%s http=%s resp=%s threads=%zu layout=%s lease=%s policy=%s "
-             "max_conns=%llu/listener max_count=%llu auth=%s generators=%s",
-             IDGEN_VERSION, s->http_bound, s->resp_bound, s->nthreads,
-             layout ? layout->name : "-", idgen_lease_kind_name(cfg->lease.kind),
-             cfg->policy, (unsigned long long)cfg->max_conns,
-             (unsigned long long)cfg->max_count,
+             "version=%s http=%s resp=%s tls=%s threads=%zu layout=%s lease=%s "
+             "policy=%s max_conns=%llu/listener max_count=%llu auth=%s generators=%s",
+             IDGEN_VERSION, s->http_bound, s->resp_bound, idgen__tls_mode(s->tls),
+             s->nthreads, layout ? layout->name : "-",
+             idgen_lease_kind_name(cfg->lease.kind), cfg->policy,
+             (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
              !idgen__serve_config_auth(cfg) ? "none"
              : cfg->ntokens                 ? "tokens"
                                             : "token",
@@ -296,6 +299,7 @@ static void start_threads(serve *s) {
     s->workers[i].index = i;
     s->workers[i].svc = s->svc;
     s->workers[i].grace = idgen__reload_grace(s->reload);
+    s->workers[i].tls = s->tls;
     if (pthread_create(&s->workers[i].thread, NULL, serve_thread, &s->workers[i]) != 0) {
       idgen__log("error", "start", "cannot start thread %zu", i);
       kill(getpid(), SIGTERM);
@@ -318,6 +322,13 @@ static void reload(serve *s) {
    * as a secret's rotation does not wait for the rest of the file. */
   idgen__svc_tokens_reload(s->svc, st == IDGEN__RELOAD_APPLIED ? &fresh : NULL);
   idgen__serve_config_free(&fresh);
+  /* The certificate and key, whatever became of the rest: a rotation stands alone. */
+  char err[600];
+  if (s->tls && idgen__tls_reload(s->tls, err, sizeof err) < 0)
+    idgen__log("warn", "tls_reload", "kept the certificate in force: %s", err);
+  else if (s->tls)
+    idgen__log("info", "tls_reload",
+               "certificate and key read again: new handshakes use them");
 }
 
 /* The main thread waits for SIGTERM or SIGINT, reloads on SIGHUP, and logs the
@@ -352,19 +363,22 @@ static void stop_threads(serve *s) {
 
 /* Start steps, then the stop steps in reverse; a failed start step goes down the same
  * ladder from where it failed (uv_loop_init's shape). */
-int idgen__serve_run(idgen__serve_config *cfg) {
-  serve s = {.cfg = cfg};
+int idgen__serve_run(idgen__serve_config *cfg, idgen__tls *tls) {
+  serve s = {.cfg = cfg, .tls = tls};
   idgen__log_set_level(cfg->log_level); /* checked with the configuration */
   int rc = idgen__log_open(cfg->log_file);
   if (rc < 0) {
     fprintf(stderr, "idgen serve: --log-file %s: %s\n", cfg->log_file, strerror(-rc));
+    idgen__tls_free(tls);
     return 1;
   }
   raise_nofile(cfg);
   s.nthreads = thread_count(cfg);
   block_signals(&s.signals);
-  if (start_workers(&s) < 0)
+  if (start_workers(&s) < 0) {
+    idgen__tls_free(tls);
     return 1;
+  }
   if (start_listeners(&s) < 0 || start_service(&s) < 0)
     goto fail_listen;
   start_threads(&s);
@@ -373,6 +387,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
   close_listeners(&s, s.started);
   idgen__svc_free(s.svc);       /* final HWMs, leases released, fetchers stopped */
   idgen__reload_free(s.reload); /* the formats retired by reloads */
+  idgen__tls_free(s.tls);
   free(s.workers);
   idgen__log("info", "stopped", "clean exit");
   idgen__log_close();
@@ -380,6 +395,7 @@ int idgen__serve_run(idgen__serve_config *cfg) {
 
 fail_listen:
   close_listeners(&s, 0);
+  idgen__tls_free(s.tls);
   free(s.workers);
   return 1;
 }
