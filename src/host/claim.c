@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "host/host.h"
@@ -173,6 +174,25 @@ void idgen__claim_holder(const char *ns, int64_t dc, uint64_t worker, char *out,
              uid);
 }
 
+/* Looks at a slot's holder a few times, 10 ms apart: a holder can leave between the
+ * probe that learns its pid and the look at its /proc/PID/fd (it drops its slot, then
+ * closes its files and exits), and an empty slot, or one whose holder agrees, at any
+ * look is no conflict. Only a holder that disagrees at every look is (*pid: it). */
+#define SLOT_LOOKS 20
+static int slot_conflicts(const char *name, int (*agree)(void *ctx, long pid), void *ctx,
+                          long *pid) {
+  for (int look = 0; look < SLOT_LOOKS; look++) {
+    if (look)
+      nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    long uid;
+    *pid = -1;
+    int rc = idgen__claim_peer(name, pid, &uid);
+    if (rc == -ENOENT || (rc == 0 && agree(ctx, *pid) == 1))
+      return 0;
+  }
+  return 1;
+}
+
 int idgen__claim_share(idgen__claim *c, const char *base, int slots,
                        int (*agree)(void *ctx, long pid), void *ctx, long *other) {
   char name[256];
@@ -193,11 +213,8 @@ int idgen__claim_share(idgen__claim *c, const char *base, int slots,
     if (k == mine)
       continue;
     snprintf(name, sizeof name, "%s/%d", base, k);
-    long pid = -1, uid;
-    int rc = idgen__claim_peer(name, &pid, &uid);
-    if (rc == -ENOENT)
-      continue;
-    if (rc == 0 && agree(ctx, pid) == 1)
+    long pid = -1;
+    if (!slot_conflicts(name, agree, ctx, &pid))
       continue;
     idgen__claim_drop(c);
     *other = pid;
