@@ -87,7 +87,8 @@ elif mode == "keepalive":       # one connection, a request a second until STOP 
     s = conn(ctx()); pem = hashlib.sha256(s.getpeercert(True)).hexdigest()
     open(stop + ".open", "w").write(pem)  # the test rotates only once this is here
     ok = bad = 0
-    while not os.path.exists(stop):
+    deadline = time.time() + 120  # a test that died never makes STOP
+    while not os.path.exists(stop) and time.time() < deadline:
         try: ok += get(s) == "200"
         except Exception: bad += 1; break
         time.sleep(0.05)
@@ -95,7 +96,8 @@ elif mode == "keepalive":       # one connection, a request a second until STOP 
 elif mode == "load":            # new connections, one request each, until STOP exists
     import os
     stop, ok, bad = sys.argv[4], 0, 0
-    while not os.path.exists(stop):
+    deadline = time.time() + 120
+    while not os.path.exists(stop) and time.time() < deadline:
         try:
             s = conn(ctx()); ok += get(s) == "200"; s.close()
         except Exception as e: bad += 1; print("error:", e, file=sys.stderr)
