@@ -146,6 +146,9 @@ check_killer() { # killer: known and present?
     *) false ;;
   esac
 }
+# A killer's run needs only its first failure (tests/integration/server_common.bash stops
+# there; the other helpers always do).
+export IDGEN_TEST_FIRST_FAIL=1
 run_killer() { # killer bindir log: the test's exit status (124 on a time out)
   case "$1" in
     test_*) (cd "$2" && timeout -k 10 300 "./$1") ;;
@@ -296,8 +299,16 @@ if [[ $SLOW_PASSED -eq 0 ]]; then
   for k in "${ALL_KILLERS[@]}"; do unit "$k" || QUEUE+=("baseline $k"); done
 fi
 for k in "${ALL_KILLERS[@]}"; do unit "$k" && QUEUE+=("baseline $k"); done
+# The mutants of one file one after another (in the list's order of files): the builder
+# puts a file back, which costs a compile, only when the next mutant is in another file.
+BY_FILE=() files_seen=" "
+for i in "${RUN[@]}"; do
+  [[ $files_seen == *" ${FILE[i]} "* ]] && continue
+  files_seen+="${FILE[i]} "
+  for j in "${RUN[@]}"; do [[ ${FILE[j]} != "${FILE[i]}" ]] || BY_FILE+=("$j"); done
+done
 for slow in 1 0; do
-  for i in "${RUN[@]}"; do
+  for i in "${BY_FILE[@]}"; do
     s=0
     for k in ${KILLERS[i]}; do unit "$k" || s=1; done
     [[ $s -eq $slow ]] || continue
@@ -311,11 +322,13 @@ done
 [[ ${#RUN[@]} -gt 0 ]] || QUEUE=()
 # ---- the builder: each mutant in turn, in the background ------------------------------
 # Applies the mutant, builds what its tests need, keeps those binaries in BINS/ID and
-# puts the file back (a new mtime: the next build recompiles it). DONE/ID.built says how
-# it went (0 built) and how long it took.
+# puts the file back (a new mtime: the next build recompiles it) unless the next mutant
+# writes the same file whole. DONE/ID.built says how it went (0 built) and how long it
+# took.
 build_mutants() {
-  local i f t k t0 targets
-  for i in "${ORDER[@]}"; do
+  local n i f t k t0 targets next
+  for ((n = 0; n < ${#ORDER[@]}; n++)); do
+    i=${ORDER[n]} next=${ORDER[n + 1]:-}
     t0=$SECONDS f=${FILE[i]} targets=()
     for k in ${KILLERS[i]}; do
       for t in $(targets_of "$k"); do [[ " ${targets[*]} " == *" $t "* ]] || targets+=("$t"); done
@@ -327,7 +340,7 @@ build_mutants() {
     else
       echo "1 $((SECONDS - t0))" >"$DONE/${ID[i]}.built.tmp"
     fi
-    cp "$WORK/original/${ID[i]}" "$S/$f"
+    [[ -n $next && ${FILE[next]} == "$f" ]] || cp "$WORK/original/${ID[i]}" "$S/$f"
     mv "$DONE/${ID[i]}.built.tmp" "$DONE/${ID[i]}.built"
   done
 }

@@ -25,6 +25,10 @@ say() { printf '%s\n' "$*"; }
 fail() {
   printf 'FAIL: %s\n' "$*" >&2
   FAILS=$((FAILS + 1))
+  # A mutant's run (scripts/mutants.sh) needs only its first failure: under a broken
+  # build the checks after it mostly wait out their bounds. Only the test's own shell
+  # stops (a subshell's exit would only change what it prints).
+  if [[ ${IDGEN_TEST_FIRST_FAIL:-0} == 1 && $BASHPID == "$$" ]]; then exit 1; fi
 }
 # check NAME WANT GOT
 check() {
