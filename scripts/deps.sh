@@ -9,7 +9,7 @@ test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
       python3-prometheus-client chromium postgresql-server-dev-15 spin python3-redis
-      file zookeeper debhelper dpkg-dev lintian systemd ninja-build openssl)
+      file zookeeper debhelper dpkg-dev lintian systemd ninja-build openssl bash-builtins)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 

@@ -149,6 +149,10 @@ check_killer() { # killer: known and present?
 # A killer's run needs only its first failure (tests/integration/server_common.bash stops
 # there; the other helpers always do).
 export IDGEN_TEST_FIRST_FAIL=1
+# ... and every script starts with sleep as a builtin (see the file), as in scripts/test.sh.
+[[ -f /usr/lib/bash/sleep ]] ||
+  { echo "mutants.sh: no /usr/lib/bash/sleep (scripts/deps.sh test installs bash-builtins)" >&2; exit 1; }
+export BASH_ENV=$PWD/tests/builtins.bash
 run_killer() { # killer bindir log: the test's exit status (124 on a time out)
   case "$1" in
     test_*) (cd "$2" && timeout -k 10 300 "./$1") ;;

@@ -17,6 +17,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 jobs=$(nproc)
+[[ -f /usr/lib/bash/sleep ]] ||
+  { echo "test.sh: no /usr/lib/bash/sleep (scripts/deps.sh test installs bash-builtins)" >&2; exit 1; }
+export BASH_ENV=$PWD/tests/builtins.bash
 # The integration tests and the mutants' test runs mostly wait on servers and TTLs (the
 # cores are about 45% busy at one test per core): one more than the cores runs at once.
 waiting_jobs=$((jobs + 1))
