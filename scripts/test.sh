@@ -13,7 +13,9 @@
 # servers and TTLs; image and deb, one after the other, during mutants, whose test runs
 # wait too. Each one's output prints at its own turn, and it counts there.
 # With pg and integration passed in this run, the mutants' slow killers are not run
-# again on the unmutated tree (scripts/mutants.sh --slow-passed).
+# again on the unmutated tree (scripts/mutants.sh --slow-passed). With both asked for,
+# the pg stage builds and installs the extension and its tests run in the integration
+# stage's run (they wait on their clusters, as those do).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 jobs=$(nproc)
@@ -26,6 +28,7 @@ waiting_jobs=$((jobs + 1))
 stages=("$@")
 [[ ${#stages[@]} -gt 0 ]] || stages=(asan tsan pg integration model mutants image deb)
 passed=0 failed=0
+pg_with_integration=0 # 1: the pg stage left its tests to the integration stage's run
 declare -A stage_ok # stage -> 1 when it ran in this run and nothing of it failed
 # The stages that are one command, one pass or fail; and which of them run alongside
 # which stage (in this order, one after another).
@@ -112,10 +115,19 @@ for stage in "${stages[@]}"; do
     pg) # the extension links build/libidgen.a; bench/btree.sh (integration) uses it too
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       scripts/pg-install.sh build WERROR=1 || { failed=$((failed + 1)); continue; }
-      run_ctest build -j "$jobs" -L pg ;;
+      # With the integration stage still to come, the pg tests run among its tests: they
+      # mostly wait on their clusters, and the cores have room there.
+      if [[ " ${stages[*]} " == *" integration "* && -z ${begun[integration]:-} ]]; then
+        pg_with_integration=1
+        echo "(the pg tests run in the integration stage)"
+      else
+        run_ctest build -j "$jobs" -L pg
+      fi ;;
     integration)
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
-      run_ctest build -j "$waiting_jobs" -L integration ;;
+      labels='^integration$'
+      [[ $pg_with_integration -eq 0 ]] || labels='^(integration|pg)$'
+      run_ctest build -j "$waiting_jobs" -L "$labels" ;;
     model|image|deb) # one pass or fail each: the model, the image, the packages
       if run_one_command "$stage"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
     mutants) # one pass or fail for the whole list
