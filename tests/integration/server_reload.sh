@@ -53,19 +53,32 @@ id_of() { curl -s "http://$HTTP/v1/id?name=$1" | jq -r .id; }
 workers() { curl -s "http://$HTTP/v1/info" | jq -c '.generators | map_values(.worker_id)'; }
 summaries() { grep -c ' reload [0-9]* changed, [0-9]* refused' "$SERVER_LOG" || true; }
 # hup: SIGHUP, then waits for the reload's summary line (or its warn line when the file
-# fails to read); prints the line.
+# fails to read); prints the line. The server's log is read on from one descriptor (the
+# lines before the signal skipped), with no process per look: a grep and a tail every
+# 20 ms made the 200 reloads of 'many' take 46 s and 68 CPU-s beside the load (25 and 31
+# this way).
 hup() {
-  local before lines i
-  before=$(grep -c ' reload ' "$SERVER_LOG" || true)
+  local line="" part="" i fd
+  exec {fd}<"$SERVER_LOG"
+  while IFS= read -r line <&"$fd"; do :; done
   kill -HUP "$SERVER_PID"
-  for i in $(seq 1 200); do
-    lines=$(grep ' reload ' "$SERVER_LOG" | tail -n +$((before + 1)))
-    if grep -q -e ' changed, ' -e 'kept the configuration' <<<"$lines"; then
-      grep -e ' changed, ' -e 'kept the configuration' <<<"$lines" | tail -1
-      return 0
-    fi
+  for ((i = 0; i < 500; i++)); do
+    while true; do
+      if IFS= read -r line <&"$fd"; then
+        line=$part$line part=""
+      else
+        part+=$line # a line the server has not finished writing
+        break
+      fi
+      if [[ $line == *" reload "* && ($line == *" changed, "* || $line == *"kept the configuration"*) ]]; then
+        exec {fd}<&-
+        printf '%s\n' "$line"
+        return 0
+      fi
+    done
     sleep 0.02
   done
+  exec {fd}<&-
   echo "no reload line"
 }
 wait_ready() { # NAME

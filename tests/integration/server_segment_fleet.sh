@@ -146,12 +146,12 @@ reason() {
   done
   echo "$msg"
 }
-# draw URL ROUNDS FILE: ROUNDS batches of 2 appended to FILE (served ones only).
+# draw URL ROUNDS FILE: ROUNDS batches of 2 appended to FILE (served ones only), one
+# request after another on one connection (one curl and one jq for all of them).
 draw() {
-  local i
-  for i in $(seq 1 "$2"); do
-    curl -s "$1/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$3"
-  done
+  local urls=() i
+  for ((i = 0; i < $2; i++)); do urls+=("$1/v1/ids?name=orders&count=2"); done
+  curl -s "${urls[@]}" | jq -r '.ids[]?' >>"$3"
 }
 
 scenario_fleet() {

@@ -84,12 +84,21 @@ start_at() {
   return 1
 }
 
-# draw URL OUT SECONDS: /v1/ids?name=orders&count=2 in a loop, every number on a line.
+# draw_batch URL OUT: ten /v1/ids?name=orders&count=2 one after another on one
+# connection, every number on a line, then a pause. The loops below run for a time (to a
+# server's midnight): flat out, with a curl and a jq per request, each kept a core busy
+# (the file part took 19.5 CPU-s); this way about 140 requests a second (12.8 CPU-s).
+draw_batch() {
+  local urls=() i
+  for ((i = 0; i < 10; i++)); do urls+=("$1/v1/ids?name=orders&count=2"); done
+  curl -s "${urls[@]}" | jq -r '.ids[]?' >>"$2"
+  sleep 0.05
+}
+
+# draw URL OUT SECONDS: draw_batch in a loop.
 draw() {
   local end=$((SECONDS + $3))
-  while ((SECONDS < end)); do
-    curl -s "$1/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$2"
-  done
+  while ((SECONDS < end)); do draw_batch "$1" "$2"; done
 }
 
 # draw_across URL OUT: draw as above until OUT holds 6 numbers of the new day (at most
@@ -97,7 +106,7 @@ draw() {
 draw_across() {
   local end=$((SECONDS + 60))
   while ((SECONDS < end)) && [[ $(grep -c '^20261201' "$2") -lt 6 ]]; do
-    curl -s "$1/v1/ids?name=orders&count=2" | jq -r '.ids[]?' >>"$2"
+    draw_batch "$1" "$2"
   done
 }
 
