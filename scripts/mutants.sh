@@ -303,8 +303,9 @@ if [[ $SLOW_PASSED -eq 0 ]]; then
   for k in "${ALL_KILLERS[@]}"; do unit "$k" || QUEUE+=("baseline $k"); done
 fi
 for k in "${ALL_KILLERS[@]}"; do unit "$k" && QUEUE+=("baseline $k"); done
-# The mutants of one file one after another (in the list's order of files): the builder
-# puts a file back, which costs a compile, only when the next mutant is in another file.
+# The mutants of one file one after another (in the list's order of files): a file put
+# back is compiled again only by the build of a mutant in another file (243 mutants: 105
+# such builds in the list's order, 54 this way).
 BY_FILE=() files_seen=" "
 for i in "${RUN[@]}"; do
   [[ $files_seen == *" ${FILE[i]} "* ]] && continue
@@ -328,7 +329,9 @@ done
 # Applies the mutant, builds what its tests need, keeps those binaries in BINS/ID and
 # puts the file back (a new mtime: the next build recompiles it) unless the next mutant
 # writes the same file whole. DONE/ID.built says how it went (0 built) and how long it
-# took.
+# took. The builder is the stage's critical path (a clean clone's run: 1059 s of builds
+# in a 1139 s stage, a build that takes 2.8 s alone taking 4.4 s among the test runs),
+# so it runs at a higher priority than they do where it may (root).
 build_mutants() {
   local n i f t k t0 targets next
   for ((n = 0; n < ${#ORDER[@]}; n++)); do
@@ -351,6 +354,7 @@ build_mutants() {
 if [[ ${#ORDER[@]} -gt 0 ]]; then
   build_mutants &
   builder=$!
+  [[ $(id -u) -ne 0 ]] || renice -n -5 -p "$builder" >/dev/null
 fi
 
 # ---- the runs: up to RUNS_AT_ONCE at a time ------------------------------------------
