@@ -53,7 +53,10 @@ start_aside() { # host stage: starts its companions that this run asks for, stil
   (
     for c in "${todo[@]}"; do
       t0=$SECONDS
-      ${one_command[$c]} >"$aside/$c.log" 2>&1
+      # Below the host stage's priority: its tests are the critical path, and this
+      # finished with room to spare (a clean clone's run: the model 639 s into an
+      # integration stage of 1105 s, image and deb 524 s into mutants' 1139 s).
+      nice -n 5 ${one_command[$c]} >"$aside/$c.log" 2>&1
       echo "$? $((SECONDS - t0))" >"$aside/$c.rc.tmp" && mv "$aside/$c.rc.tmp" "$aside/$c.rc"
     done
   ) &
