@@ -17,6 +17,11 @@ cleanup() {
   for pid in "${SERVER_PIDS[@]}"; do
     kill -KILL "$pid" 2>/dev/null || true
   done
+  # What the test started in the background and did not wait for (load clients, draw
+  # loops): a run stopped at its first failure (IDGEN_TEST_FIRST_FAIL) or by a timeout
+  # left them running, a load client for good.
+  local job
+  for job in $(jobs -p); do kill "$job" 2>/dev/null || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
