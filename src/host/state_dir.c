@@ -58,9 +58,13 @@ int idgen__state_dir_ready(const char *dir, char *err, size_t errlen) {
       snprintf(err, errlen, "state dir %s: not a directory", dir);
     return -ENOTDIR;
   }
+  /* A name of its own per call: two threads of one server check one directory at once
+   * (a segment's fetcher and the next generator's start), and a crash between the
+   * create and the unlink leaves a file behind that a later process with the same PID
+   * (PID 1 in a container) must not trip over. */
   char path[IDGEN_LEASE_PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/.write-test-%ld", dir, (long)getpid());
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  snprintf(path, sizeof path, "%s/.write-test-XXXXXX", dir);
+  int fd = mkostemp(path, O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     if (err && errlen)
