@@ -78,7 +78,7 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz
+	rm -rf build build-asan build-tsan
 	@$(MAKE) -C pg clean >/dev/null 2>&1 || true
 
 # Sequences, Redis INCR and the Flickr ticket server next to idgen; then idgen serve against

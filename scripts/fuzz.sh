@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # Builds every fuzz/fuzz_*.c as a libFuzzer program (clang, ASan+UBSan; CMake's
-# -DIDGEN_FUZZ=ON, target idgen_fuzz) in build-fuzz/ and runs each for a bounded time.
+# -DIDGEN_FUZZ=ON, target idgen_fuzz) in build-asan/ and runs each for a bounded time: the
+# directory of scripts/test.sh's asan stage, whose flags these are, so that the suite
+# builds the tree with ASan once.
 # A crash, leak or failed check exits non-zero.
 # Usage: scripts/fuzz.sh [SECONDS] [libFuzzer args...]   (SECONDS per target, default 30)
-# Env: FUZZ_TARGETS="codec ..." runs only those; FUZZ_BUILD_DIR (default build-fuzz).
+# Env: FUZZ_TARGETS="codec ..." runs only those; FUZZ_BUILD_DIR (default build-asan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 [[ $# -gt 0 ]] && shift
 [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || {
   echo "fuzz.sh: SECONDS must be a whole number > 0, not '$seconds'" >&2; exit 2; }
-build=${FUZZ_BUILD_DIR:-build-fuzz}
+build=${FUZZ_BUILD_DIR:-build-asan}
 command -v clang >/dev/null || { echo "fuzz.sh: clang not found (scripts/deps.sh test)" >&2; exit 1; }
 
 # The fuzz targets are CMake's (-DIDGEN_FUZZ=ON: clang, every library instrumented for
 # coverage, ASan and UBSan): one build path, the same flags as every other build.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DIDGEN_FUZZ=ON \
-  -DIDGEN_WERROR=ON >/dev/null
+  -DIDGEN_SANITIZE=address,undefined -DIDGEN_WERROR=ON >/dev/null
 cmake --build "$build" -j2 --target idgen_fuzz >/dev/null
 
 status=0
@@ -25,7 +27,7 @@ for src in fuzz/fuzz_*.c; do
   name=$(basename "$src" .c)
   target=${name#fuzz_}
   if [[ -n "${FUZZ_TARGETS:-}" && " $FUZZ_TARGETS " != *" $target "* ]]; then continue; fi
-  # Seeds from fuzz/corpus/<target>/ (kept in git); new finds go to build-fuzz only.
+  # Seeds from fuzz/corpus/<target>/ (kept in git); new finds go to the build dir only.
   corpus="$build/corpus/$target"
   mkdir -p "$corpus"
   seeds=()

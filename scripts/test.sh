@@ -76,10 +76,25 @@ run_one_command() { # stage: its command, here or alongside; 0 if it passed
   [[ $rc -eq 0 ]]
 }
 
-configure() { # dir, extra cmake args...
-  local dir=$1; shift
-  cmake -S . -B "$dir" -DIDGEN_WERROR=ON "$@" >/dev/null || return 1
-  cmake --build "$dir" -j "$jobs" 2>&1 | grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning|Built target)' || true
+# configure DIR [CMAKE ARG...] [-- TARGET...]: configures DIR and builds the targets
+# (default: every one). A target @LABEL stands for the tests labelled LABEL: a unit test
+# is the program of its name, so a stage that runs only those builds no more.
+configure() {
+  local dir=$1 args=() targets=() t
+  shift
+  while [[ $# -gt 0 && $1 != -- ]]; do args+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift
+  cmake -S . -B "$dir" -DIDGEN_WERROR=ON "${args[@]}" >/dev/null || return 1
+  for t in "$@"; do
+    if [[ $t == @* ]]; then
+      mapfile -t -O "${#targets[@]}" targets < <(cd "$dir" && ctest -N -L "${t#@}" | sed -n 's/^ *Test *#[0-9]*: //p')
+    else
+      targets+=("$t")
+    fi
+  done
+  [[ $# -eq 0 || ${#targets[@]} -gt 0 ]] || { echo "test.sh: no target in $dir for: $*" >&2; return 1; }
+  cmake --build "$dir" -j "$jobs" ${targets[@]:+--target "${targets[@]}"} 2>&1 |
+    grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning|Built target)' || true
   [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
 
@@ -106,14 +121,14 @@ for stage in "${stages[@]}"; do
     check) # the inner loop (make check): unit and concurrency tests, one smoke per family
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       run_ctest build -j "$waiting_jobs" -L '^(unit|concurrency|smoke)$' ;;
-    asan)
-      configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-        -DIDGEN_SANITIZE=address,undefined || { failed=$((failed + 1)); continue; }
+    asan) # scripts/fuzz.sh's build too (the same flags): fuzz_smoke builds nothing more
+      configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DIDGEN_FUZZ=ON \
+        -DIDGEN_SANITIZE=address,undefined -- @unit idgen_fuzz || { failed=$((failed + 1)); continue; }
       ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         run_ctest build-asan -j "$jobs" -L unit ;;
     tsan)
       configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-        -DIDGEN_SANITIZE=thread || { failed=$((failed + 1)); continue; }
+        -DIDGEN_SANITIZE=thread -- @concurrency || { failed=$((failed + 1)); continue; }
       TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -j "$jobs" -L concurrency ;;
     pg) # the extension links build/libidgen.a; bench/btree.sh (integration) uses it too
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
