@@ -96,10 +96,11 @@ done
 
 # ---- tests: what each needs built, and how it runs ------------------------------------
 # test_X: the unit test binary; integration_X: tests/integration/X.sh on the binary and
-# the test tools (integration_bench_X: and the benchmark bench_X); integration_X:PART: only part PART of it (tests/integration/parts.bash);
-# chaos:X: scenario X of the fault campaign, one phase second; pg_X: tests/pg/X.sh on
-# the extension built from the tree (pg-extension: pg/idgen.so, by PGXS, against the
-# scratch build's static libraries).
+# the test tools (integration_bench_X: and the benchmark bench_X); chaos:X: scenario X of
+# the fault campaign, one phase second; pg_X: tests/pg/X.sh on the extension built from
+# the tree (pg-extension: pg/idgen.so, by PGXS, against the scratch build's static
+# libraries). integration_X:PART and pg_X:PART: only part PART of X
+# (tests/integration/parts.bash).
 TOOLS=()
 for t in tests/tools/*.c; do TOOLS+=("$(basename "$t" .c)"); done
 # The tools a script names, itself or in the files it sources (tests/integration/*.bash,
@@ -133,15 +134,17 @@ targets_of() { # killer
     pg_*) echo "idgen pg-extension" ;;
   esac
 }
+has_part() { # script part: the script declares that part (tests/integration/parts.bash)
+  [[ -f $1 ]] && sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$1" | grep -E "^parts( +[a-z0-9_-]+)* +$2( |$)" >/dev/null
+}
 check_killer() { # killer: known and present?
+  local name=${1%%:*}
   case "$1" in
     test_*) [[ -f tests/unit/$1.c ]] ;;
-    integration_*:*)
-      local name=${1%%:*}
-      local script=tests/integration/${name#integration_}.sh
-      [[ -f $script ]] && sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$script" | grep -E "^parts( +[a-z0-9_-]+)* +${1#*:}( |$)" >/dev/null ;;
+    integration_*:*) has_part "tests/integration/${name#integration_}.sh" "${1#*:}" ;;
     integration_*) [[ -f tests/integration/${1#integration_}.sh ]] ;;
     chaos:*) grep -q "^ *${1#chaos:}) " tests/chaos/run.sh ;;
+    pg_*:*) has_part "tests/pg/${name#pg_}.sh" "${1#*:}" ;;
     pg_*) [[ -f tests/pg/${1#pg_}.sh ]] ;;
     *) false ;;
   esac
@@ -154,11 +157,11 @@ export IDGEN_TEST_FIRST_FAIL=1
   { echo "mutants.sh: no /usr/lib/bash/sleep (scripts/deps.sh test installs bash-builtins)" >&2; exit 1; }
 export BASH_ENV=$PWD/tests/builtins.bash
 run_killer() { # killer bindir log: the test's exit status (124 on a time out)
+  local name=${1%%:*} part=() # X:PART: the test X, its part PART alone
+  [[ $1 == *:* ]] && part=("${1#*:}")
   case "$1" in
     test_*) (cd "$2" && timeout -k 10 300 "./$1") ;;
     integration_*)
-      local name=${1%%:*} part=()
-      [[ $1 == *:* ]] && part=("${1#*:}")
       IDGEN_SOURCE_DIR=$S IDGEN_BUILD_DIR=$2 \
         timeout -k 10 600 bash "$S/tests/integration/${name#integration_}.sh" "$2/idgen" "${part[@]}" ;;
     chaos:*) # its work dir inside ours: a killed run keeps it, and ours goes
@@ -168,7 +171,7 @@ run_killer() { # killer bindir log: the test's exit status (124 on a time out)
       (
         flock 9
         install_pg_so "$2/idgen.so" &&
-          IDGEN_SOURCE_DIR=$S IDGEN_BUILD_DIR=$2 timeout -k 10 600 bash "$S/tests/pg/${1#pg_}.sh" "$2/idgen"
+          IDGEN_SOURCE_DIR=$S IDGEN_BUILD_DIR=$2 timeout -k 10 600 bash "$S/tests/pg/${name#pg_}.sh" "$2/idgen" "${part[@]}"
       ) 9>"$WORK/pg.lock" ;;
   esac >"$3" 2>&1
 }

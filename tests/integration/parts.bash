@@ -1,7 +1,8 @@
 # shellcheck shell=bash
-# parts.bash: sourced by an integration script made of named parts, so that one part can
-# run alone: scripts/mutants.sh names integration_X:PART as a mutant's killer when the
-# rest of X cannot see that mutant. The part is the same code the whole script runs.
+# parts.bash: sourced by an integration script (or a tests/pg one) made of named parts,
+# so that one part can run alone: scripts/mutants.sh names integration_X:PART (pg_X:PART)
+# as a mutant's killer when the rest of X cannot see that mutant. The part is the same
+# code the whole script runs.
 # The script declares its parts and takes the ones asked for after the binary:
 #   parts unique claims control range -- "${@:2}"
 # then guards each with `if part claims; then ...; fi`. No part asked for: all of them
