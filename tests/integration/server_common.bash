@@ -141,6 +141,15 @@ stop_server() {
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+# draw_ids URL N OUT: N requests /v1/ids?name=orders&count=2, one after another on one
+# connection (one curl and one jq for all of them), the numbers served appended to OUT,
+# one a line.
+draw_ids() {
+  local urls=() i
+  for ((i = 0; i < $2; i++)); do urls+=("$1/v1/ids?name=orders&count=2"); done
+  curl -s "${urls[@]}" | jq -r '.ids[]?' >>"$3"
+}
+
 # start_redis [redis-server options...]: Debian's redis-server on a free loopback port,
 # no persistence, in WORK. Sets REDIS_PORT, REDIS_PID. A port found free can be taken
 # before redis binds it: then it exits, and another port is tried.

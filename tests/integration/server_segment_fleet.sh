@@ -146,13 +146,6 @@ reason() {
   done
   echo "$msg"
 }
-# draw URL ROUNDS FILE: ROUNDS batches of 2 appended to FILE (served ones only), one
-# request after another on one connection (one curl and one jq for all of them).
-draw() {
-  local urls=() i
-  for ((i = 0; i < $2; i++)); do urls+=("$1/v1/ids?name=orders&count=2"); done
-  curl -s "${urls[@]}" | jq -r '.ids[]?' >>"$3"
-}
 
 scenario_fleet() {
   local label=$1 cfg=$WORK/$1.yaml seen=$WORK/$1.seen
@@ -161,13 +154,13 @@ scenario_fleet() {
   at "$label-a" "$cfg" "2026-11-30 23:59:00" || return
   local pa=$SERVER_PID ua=http://$HTTP
   ready || fail "$label: A never ready"
-  draw "$ua" 15 "$seen"
+  draw_ids "$ua" 15 "$seen"
   check "$label: A handed out 30 of 30 Nov's, from its first" "30 20261130000001" \
     "$(wc -l <"$seen") $(sort -n "$seen" | head -1)"
   at "$label-c" "$cfg" "2026-12-01 00:00:05" || return
   local pc=$SERVER_PID uc=http://$HTTP
   ready || fail "$label: C never ready"
-  draw "$uc" 10 "$seen"
+  draw_ids "$uc" 10 "$seen"
   check "$label: C hands out 1 Dec's" 20 "$(grep -c '^20261201' "$seen")"
   stop_server "$pa" || fail "$label: A exit status"
   remove orders:20261130
@@ -179,7 +172,7 @@ scenario_fleet() {
     "period 20261130 is behind 20261201, the newest period a server of 'orders' entered" "$(reason)"
   local before
   before=$(wc -l <"$seen")
-  draw "$ub" 5 "$seen"
+  draw_ids "$ub" 5 "$seen"
   check "$label: B hands out nothing of 30 Nov" 0 "$(tail -n +$((before + 1)) "$seen" | grep -c '^20261130' || true)"
   check "$label: no number twice" "" "$(sort -n "$seen" | uniq -d | head -3 | tr '\n' ' ')"
   stop_server "$pb" || fail "$label: B exit status"
@@ -194,9 +187,9 @@ scenario_fleet() {
   ready || fail "$label: the newest record deleted: D never ready"
   local race=$WORK/$label.race
   : >"$race"
-  draw "$ud" 5 "$race" &
+  draw_ids "$ud" 5 "$race" &
   local dd=$!
-  draw "$uc" 5 "$race"
+  draw_ids "$uc" 5 "$race"
   wait "$dd"
   check_match "$label: the record deleted: 30 Nov made again (documented limit)" \
     '^[1-9][0-9]* [1-9][0-9]*$' "$(grep -c '^20261130' "$race") $(grep -c '^20261201' "$race")"
