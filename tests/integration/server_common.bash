@@ -141,6 +141,11 @@ stop_server() {
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
+# tried_reason MSG: 0 if MSG, a readiness error, says what the server met when it tried
+# its backend: not empty, and not a segment's "no block from X yet" before its first
+# fetch came back (under load that one can last seconds: it failed a clean run).
+tried_reason() { [[ -n $1 && $1 != "segment: no block from "*" yet" ]]; }
+
 # draw_ids URL N OUT: N requests /v1/ids?name=orders&count=2, one after another on one
 # connection (one curl and one jq for all of them), the numbers served appended to OUT,
 # one a line.

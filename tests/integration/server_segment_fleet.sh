@@ -141,7 +141,7 @@ reason() {
   for i in $(seq 1 200); do
     code=$(curl -s -o "$WORK/readyz" -w '%{http_code}' "http://$HTTP/readyz?name=orders")
     msg=$(jq -r '.error.message // empty' "$WORK/readyz" 2>/dev/null)
-    [[ -z $msg && $code != 200 ]] || break
+    [[ $code != 200 ]] && ! tried_reason "$msg" || break
     sleep 0.05
   done
   echo "$msg"

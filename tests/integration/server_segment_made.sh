@@ -106,7 +106,7 @@ reason() {
   local i msg=""
   for i in $(seq 1 100); do
     msg=$(curl -s "http://$HTTP/readyz?name=$1" | jq -r '.error.message // empty')
-    [[ -z $msg ]] || break
+    ! tried_reason "$msg" || break
     sleep 0.05
   done
   echo "$msg"

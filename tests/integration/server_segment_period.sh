@@ -221,7 +221,7 @@ refused_at() {
     code=$(curl -s -o "$WORK/body" -w '%{http_code}' "http://$HTTP/v1/id?name=orders")
     reason=$(curl -s "http://$HTTP/readyz?name=orders" | jq -r '.error.message // empty')
     # A number handed out fails the check at once: waiting longer cannot mend it.
-    [[ $code == 200 || -n $reason ]] && break
+    [[ $code == 200 ]] || tried_reason "$reason" && break
     sleep 0.05
   done
   check "$label: refused (503), no number handed out" "503" \
