@@ -1,6 +1,7 @@
 # server_common.bash: sourced by tests/integration/server_*.sh. Starts `idgen serve` on
 # free loopback ports (port 0, read back from its start line), stops only what it started.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/http.bash"
 IDGEN=${1:?usage: $0 /path/to/idgen}
 IDGEN=$(cd "$(dirname "$IDGEN")" && pwd)/$(basename "$IDGEN")
 BUILD_DIR=${IDGEN_BUILD_DIR:-$(dirname "$IDGEN")}
@@ -21,8 +22,18 @@ cleanup() {
   # loops): a run stopped at its first failure (IDGEN_TEST_FIRST_FAIL) or by a timeout
   # left them running, a load client for good.
   local job
-  for job in $(jobs -p); do kill "$job" 2>/dev/null || true; done
+  for job in $(jobs -p); do kill_tree "$job"; done
   rm -rf "$WORK"
+}
+# kill_tree PID: PID, then every process below it. A function run in the background is a
+# subshell whose commands are its children: killing the subshell alone left them running
+# (a mutant's run of server_tls.sh stopped at its first failure left its TLS load client
+# making handshakes for its whole 120 s: 109 CPU-s, past the end of the suite).
+kill_tree() {
+  local kids child
+  kids=$(pgrep -P "$1" || true)
+  kill "$1" 2>/dev/null || true
+  for child in $kids; do kill_tree "$child"; done
 }
 trap cleanup EXIT
 
