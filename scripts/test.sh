@@ -84,6 +84,10 @@ configure() {
   shift
   while [[ $# -gt 0 && $1 != -- ]]; do args+=("$1"); shift; done
   [[ $# -gt 0 ]] && shift
+  # A new build directory gets Ninja: Make's generator runs a cmake process for each
+  # progress line and each target's dependency scan (a clean clone's run: 2,550 cmake
+  # processes, 89 CPU-s). One made before (make build) keeps its generator.
+  [[ -f $dir/CMakeCache.txt ]] || args=(-G Ninja "${args[@]}")
   cmake -S . -B "$dir" -DIDGEN_WERROR=ON "${args[@]}" >/dev/null || return 1
   for t in "$@"; do
     if [[ $t == @* ]]; then
@@ -94,7 +98,7 @@ configure() {
   done
   [[ $# -eq 0 || ${#targets[@]} -gt 0 ]] || { echo "test.sh: no target in $dir for: $*" >&2; return 1; }
   cmake --build "$dir" -j "$jobs" ${targets[@]:+--target "${targets[@]}"} 2>&1 |
-    grep -vE '^\[ *[0-9]+%\]|^(Consolidate|Scanning|Built target)' || true
+    grep -vE '^\[ *[0-9]+%\]|^\[[0-9]+/[0-9]+\] |^(Consolidate|Scanning|Built target)' || true
   [[ ${PIPESTATUS[0]} -eq 0 ]]
 }
 
