@@ -35,6 +35,7 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
+source "$SRC/tests/integration/http.bash"
 IDGEN="" CLIENT="" DELAY="" TICKET="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH=256 PAUSE_MS=5 TTL=4 TABLE="" WORK="" KEEP=0
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
@@ -170,7 +171,7 @@ wait_ready() {
   local i=$1 limit=${2:-20} t0=$SECONDS
   while ((SECONDS - t0 < limit)); do
     kill -0 "${RPID[$i]}" 2>/dev/null || return 1
-    [[ $(curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz") == 200 ]] &&
+    [[ $(http_code -m 1 "http://127.0.0.1:${RHTTP[$i]}/readyz") == 200 ]] &&
       return 0
     sleep 0.1
   done

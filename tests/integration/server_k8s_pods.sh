@@ -57,7 +57,7 @@ pod_run() {
   http=$(grep -o ' http=[^ ]*' "$dir/log" | head -1 | cut -d= -f2)
   for name in $names; do # a new worker file: the keeper waits past now + ahead
     for ((i = 0; i < 300; i++)); do
-      [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$http/readyz?name=$name") == 200 ]] &&
+      [[ $(http_code "http://$http/readyz?name=$name") == 200 ]] &&
         break
       sleep 0.1
     done
@@ -83,7 +83,7 @@ run_pods() {
   mkdir -p "$run"
   for ((p = 0; p < npods; p++)); do
     mkdir -p "$run/p$p/state"
-    unshare --net --uts bash -c "$(declare -f pod_run); pod_run \"\$@\"" pod \
+    unshare --net --uts bash -c "$(declare -f pod_run http_code); pod_run \"\$@\"" pod \
       "$IDGEN" "$run/p$p" "$p" "$names" "$rounds" "$count" "$@" &
     pids+=($!)
     POD_PIDS+=($!)

@@ -31,7 +31,7 @@ EOF
 start_server named --config "$WORK/generators.yaml"
 U=http://$HTTP
 for _ in $(seq 100); do # events' worker file is new: its keeper waits past now + ahead
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "$U/readyz?name=events") == 200 ]] && break
+  [[ $(http_code "$U/readyz?name=events") == 200 ]] && break
   sleep 0.1
 done
 get() { curl -s -o "$WORK/body" -w '%{http_code}' "$U$1"; }

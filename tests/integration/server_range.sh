@@ -11,7 +11,7 @@ printf 'generators:\n  orders: {kind: segment, step: 50, max_step: 400}\n' >"$WO
 serve() { start_server seg --lease static --worker-id 5 --config "$WORK/g.yaml"; }
 serve || exit 1
 for i in $(seq 1 100); do
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=orders") == 200 ]] && break
+  [[ $(http_code "http://$HTTP/readyz?name=orders") == 200 ]] && break
   sleep 0.05
 done
 
@@ -38,7 +38,7 @@ kill -KILL "$SERVER_PID"
 wait "$SERVER_PID" 2>/dev/null || true
 serve || exit 1
 for i in $(seq 1 100); do
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=orders") == 200 ]] && break
+  [[ $(http_code "http://$HTTP/readyz?name=orders") == 200 ]] && break
   sleep 0.05
 done
 round b

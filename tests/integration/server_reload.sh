@@ -84,7 +84,7 @@ hup() {
 wait_ready() { # NAME
   local i
   for i in $(seq 1 200); do
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=$1") == 200 ]] && return 0
+    [[ $(http_code "http://$HTTP/readyz?name=$1") == 200 ]] && return 0
     sleep 0.05
   done
   fail "generator $1 never ready"

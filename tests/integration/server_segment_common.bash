@@ -43,7 +43,7 @@ start_segment_server() {
   shift 2
   launch_server "$name" --config "$config" "$@" || return 1
   for i in $(seq 1 200); do
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=orders") == 200 ]] &&
+    [[ $(http_code "http://$HTTP/readyz?name=orders") == 200 ]] &&
       return 0
     sleep 0.05
   done

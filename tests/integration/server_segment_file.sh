@@ -36,7 +36,7 @@ serve_orders() {
     fi
     HTTP=$(grep -o ' http=[^ ]*' "$SERVER_LOG" | head -1 | cut -d= -f2 || true)
     if [[ -n $HTTP &&
-      $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=orders") == 200 ]]; then
+      $(http_code "http://$HTTP/readyz?name=orders") == 200 ]]; then
       GOT=ready
       return
     fi

@@ -129,7 +129,7 @@ at() {
 ready() {
   local i
   for i in $(seq 1 200); do
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=orders") == 200 ]] && return 0
+    [[ $(http_code "http://$HTTP/readyz?name=orders") == 200 ]] && return 0
     sleep 0.05
   done
   return 1

@@ -96,7 +96,7 @@ write_config() {
 ready() {
   local i
   for i in $(seq 1 100); do
-    [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=$1") == 200 ]] && return 0
+    [[ $(http_code "http://$HTTP/readyz?name=$1") == 200 ]] && return 0
     sleep 0.05
   done
   return 1

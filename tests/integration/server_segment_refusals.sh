@@ -92,7 +92,7 @@ start() {
   launch_server "$name" --config "$config" --threads 1 || return 1
   for g in "$@"; do
     for i in $(seq 1 200); do
-      [[ $(curl -s -o /dev/null -w '%{http_code}' "http://$HTTP/readyz?name=$g") == 200 ]] && break
+      [[ $(http_code "http://$HTTP/readyz?name=$g") == 200 ]] && break
       sleep 0.05
     done
     [[ $i -lt 200 ]] || { fail "server $name: '$g' never became ready"; return 1; }
