@@ -49,15 +49,21 @@ wait_ready() { # dir i
   return 2
 }
 
+# As root, the servers and the bootstrap run as root (mariadbd refuses root otherwise).
+AS_USER=()
+[[ $(id -u) -eq 0 ]] && AS_USER=(--user=root)
+# mariadb-install-db's options, but for the directories.
+INSTALL_OPTIONS=(--no-defaults "${AS_USER[@]}" --skip-test-db --auth-root-authentication-method=normal)
+
 # installed_data DIR: a data directory as mariadb-install-db makes it, kept in the cache
-# (IDGEN_TEST_CACHE, as scripts/image-test.sh's) per MariaDB version and user, made
-# once: each server starts on a copy. A bootstrap took 1 CPU-s and 2 s of wall time, a
-# copy 0.2 s, and a run of the suite starts about 50 servers. Prints its path.
+# (IDGEN_TEST_CACHE, as scripts/image-test.sh's) per MariaDB version, install options and
+# user, made once: each server starts on a copy. A bootstrap took 1 CPU-s and 2 s of
+# wall time, a copy 0.2 s, and a run of the suite starts about 50 servers. Prints its
+# path; DIR/install.log holds a bootstrap's output.
 installed_data() {
-  local work=$1 cache key ready tmp user=()
-  [[ $(id -u) -eq 0 ]] && user=(--user=root)
+  local work=$1 cache key ready tmp
   cache=${IDGEN_TEST_CACHE:-${XDG_CACHE_HOME:-/var/cache}/idgen-test}/mariadb
-  key=$(mariadbd --version | sha256sum | cut -c1-16)-uid$(id -u)
+  key=$({ mariadbd --version; echo "${INSTALL_OPTIONS[*]}"; } | sha256sum | cut -c1-16)-uid$(id -u)
   ready=$cache/$key
   if [[ ! -d $ready ]]; then
     mkdir -p "$cache" || die "cannot make $cache"
@@ -65,8 +71,8 @@ installed_data() {
     # A temporary directory of its own: servers bootstrapped at once in a shared /tmp
     # lost each other's temporary tables ("Unknown table 'mysql.tmp_user_sys'").
     mkdir -p "$tmp/tmp"
-    mariadb-install-db --no-defaults --datadir="$tmp/data" --tmpdir="$tmp/tmp" "${user[@]}" --skip-test-db \
-      --auth-root-authentication-method=normal >"$work/install.log" 2>&1 ||
+    mariadb-install-db "${INSTALL_OPTIONS[@]}" --datadir="$tmp/data" --tmpdir="$tmp/tmp" \
+      >"$work/install.log" 2>&1 ||
       { cat "$work/install.log" >&2; rm -rf "$tmp"; die "mariadb-install-db failed"; }
     # Another run may have made it meanwhile: the first one in stays.
     mv -T "$tmp/data" "$ready" 2>/dev/null || true
@@ -76,10 +82,9 @@ installed_data() {
 }
 
 start_one() { # dir i n options...: 0 started, 1 failed (port taken: try another)
-  local dir=$1 i=$2 n=$3 user=() d
+  local dir=$1 i=$2 n=$3 d
   shift 3
   d="$dir/m$i"
-  [[ $(id -u) -eq 0 ]] && user=(--user=root)
   if [[ ! -d "$d/data" ]]; then
     mkdir -p "$d/tmp"
     cp -a "$(installed_data "$d")" "$d/data" || die "cannot copy the installed data directory"
@@ -87,7 +92,7 @@ start_one() { # dir i n options...: 0 started, 1 failed (port taken: try another
   local port
   port=$(free_port)
   echo "$port" >"$dir/m$i.port"
-  echo "mariadbd --no-defaults --datadir=$d/data ${user[*]} --bind-address=127.0.0.1" \
+  echo "mariadbd --no-defaults --datadir=$d/data ${AS_USER[*]} --bind-address=127.0.0.1" \
     "--port=$port --socket=$d/sock --pid-file=$d/pid --log-error=$d/error.log --tmpdir=$d/tmp" \
     "--skip-grant-tables --skip-name-resolve --innodb-buffer-pool-size=32M" \
     "--max-connections=500 --auto-increment-increment=$n --auto-increment-offset=$((i + 1))" \
