@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Installs the Debian packages a task needs, by name; quiet and quick when all are there.
-# Usage: scripts/deps.sh build|run|test|bench ...
+# Usage: scripts/deps.sh build|run|unit|test|bench ...
+# (unit: what the unit tests need, sanitizers too; make.sh test installs the rest of the
+# test group while those run)
 set -euo pipefail
 
 build=(gcc make cmake pkg-config libc6-dev libjansson-dev libcurl4-openssl-dev libhiredis-dev python3 help2man
        libh2o-evloop-dev uuid-dev libssl-dev libpq-dev libmariadb-dev libyaml-dev libzookeeper-mt-dev)
-test=(libcmocka-dev clang libclang-rt-14-dev curl redis-tools redis-server etcd-server etcd-client faketime
+unit=(libcmocka-dev clang libclang-rt-14-dev ninja-build bash-builtins)
+test=("${unit[@]}" curl redis-tools redis-server etcd-server etcd-client faketime
       procps iproute2 nodejs jq postgresql postgresql-contrib gnuplot-nox mariadb-server
       mariadb-client python3-cryptography python3-yaml podman mmdebstrap prometheus
       python3-prometheus-client chromium postgresql-server-dev-15 spin python3-redis
-      file zookeeper debhelper dpkg-dev lintian systemd ninja-build openssl bash-builtins)
+      file zookeeper debhelper dpkg-dev lintian systemd openssl)
 bench=(postgresql postgresql-contrib redis-server redis-tools nginx-light wrk gnuplot-nox
        mariadb-server mariadb-client valgrind)
 
@@ -17,9 +20,10 @@ want=()
 for group in "$@"; do
   case "$group" in
     build|run) want+=("${build[@]}") ;;
+    unit) want+=("${build[@]}" "${unit[@]}") ;;
     test) want+=("${build[@]}" "${test[@]}") ;;
     bench) want+=("${build[@]}" "${test[@]}" "${bench[@]}") ;;
-    *) echo "deps.sh: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
+    *) echo "deps.sh: unknown group '$group' (build, run, unit, test, bench)" >&2; exit 2 ;;
   esac
 done
 

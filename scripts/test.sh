@@ -76,6 +76,21 @@ run_one_command() { # stage: its command, here or alongside; 0 if it passed
   [[ $rc -eq 0 ]]
 }
 
+# make.sh test installs the test group's packages past the unit group while the first
+# stages run: IDGEN_DEPS_PENDING is a directory that gets rc ("status seconds") and log
+# when that is done. A stage other than those waits for it (once).
+packages_installed() {
+  [[ -n ${IDGEN_DEPS_PENDING:-} ]] || return 0
+  local dir=$IDGEN_DEPS_PENDING rc secs
+  unset IDGEN_DEPS_PENDING
+  while [[ ! -f $dir/rc ]]; do sleep 1; done
+  cat "$dir/log"
+  read -r rc secs <"$dir/rc"
+  rm -rf "$dir"
+  [[ $rc -eq 0 ]] || { echo "test.sh: scripts/deps.sh test failed (exit $rc)" >&2; return 1; }
+  echo "(the test packages installed alongside the first stages: $secs s)"
+}
+
 # configure DIR [CMAKE ARG...] [-- TARGET...]: configures DIR and builds the targets
 # (default: every one). A target @LABEL stands for the tests labelled LABEL: a unit test
 # is the program of its name, so a stage that runs only those builds no more.
@@ -117,6 +132,10 @@ for stage in "${stages[@]}"; do
   echo "== test stage: $stage"
   stage_start=$SECONDS failed_before=$failed
   begun[$stage]=1
+  case "$stage" in
+    unit|check|asan|tsan) ;;
+    *) packages_installed || { failed=$((failed + 1)); break; } ;;
+  esac
   start_aside "$stage"
   case "$stage" in
     unit)
