@@ -1,7 +1,8 @@
 /* test_segment_file.c: the file backend never makes a sequence again at 1 by itself:
  * what its start does after a crash between each two steps of making a file, a removed
  * or emptied file, init over each, and the host-wide claim of a name between processes
- * (a child process stands for the other server). */
+ * (a child process stands for the other server). The drain of a shared claim's probes,
+ * thousands of starts, is test_segment_file_probes.c's. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -262,33 +263,12 @@ static void test_claim_across_processes(void **state) {
   close(ready[0]);
 }
 
-/* A holder drains the probes of the others at each fetch: more starts than any
- * backlog holds are never refused. */
-static void test_probes_are_drained(void **state) {
-  (void)state;
-  idgen__segment_backend *a = open_dir(dir);
-  assert_int_equal(idgen__segment_file_start(a, ns, "orders", 1), 0);
-  idgen__segment_block blk;
-  for (int i = 0; i < 5000; i++) {
-    idgen__segment_backend *b = open_dir(dir);
-    int rc = idgen__segment_file_start(b, ns, "orders", 1);
-    if (rc != 1)
-      print_error("start %d: %s\n", i, b->why);
-    assert_int_equal(rc, 1);
-    idgen__segment_backend_free(b);
-    if (i % 1000 == 999)
-      assert_int_equal(a->vtable->fetch(a, "orders", 10, 0, &blk), 0);
-  }
-  idgen__segment_backend_free(a);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_crash_between_steps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_init_makes_only_what_is_not_there, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(test_claim_across_processes, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_probes_are_drained, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
