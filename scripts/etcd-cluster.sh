@@ -8,6 +8,12 @@
 #   scripts/etcd-cluster.sh kill DIR I [SIG]    signal member I (default KILL) and wait for it
 #   scripts/etcd-cluster.sh restart DIR I   start member I again with its old data
 # Files in DIR: endpoints, m<I>.pid, m<I>.url, m<I>.cmd, m<I>.log, m<I>/ (data).
+# Environment of start:
+#   ETCD_CLUSTER_TLS=CERTS  clients speak https:// only, with client certificates
+#                           required (--client-cert-auth), from scripts/tls-certs.sh CERTS:
+#                           etcd-server.pem/.key, CAs ca.pem; the script's own calls use
+#                           client.pem/.key (kept in DIR/tls for later calls)
+#   ETCD_CLUSTER_ARGS="..." more etcd flags for every member (--auth-token simple ...)
 set -euo pipefail
 # shellcheck source=scripts/cluster_common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/cluster_common.bash"
@@ -25,8 +31,16 @@ free_port() {
   die "no free port"
 }
 
+tls_args=() # curl's TLS options for a TLS cluster (load_tls)
+load_tls() { # dir
+  tls_args=()
+  [[ -f "$1/tls" ]] || return 0
+  local c; c=$(cat "$1/tls")
+  tls_args=(--cacert "$c/ca.pem" --cert "$c/client.pem" --key "$c/client.key")
+}
+
 member_status() { # url -> JSON of /v3/maintenance/status, empty on failure
-  curl -s -m 2 -X POST "$1/v3/maintenance/status" -d '{}' 2>/dev/null || true
+  curl -s -m 2 "${tls_args[@]}" -X POST "$1/v3/maintenance/status" -d '{}' 2>/dev/null || true
 }
 
 healthy() { # url: 0 if the member answers and knows a leader
@@ -79,7 +93,20 @@ start() {
 start_once() {
   local dir=$1 n=$2
   mkdir -p "$dir"
-  local cluster="" i cp pp
+  local cluster="" i cp pp scheme=http tls=""
+  if [[ -n ${ETCD_CLUSTER_TLS:-} ]]; then
+    local c; c=$(cd "$ETCD_CLUSTER_TLS" && pwd)
+    for f in ca.pem etcd-server.pem etcd-server.key client.pem client.key; do
+      [[ -r $c/$f ]] || die "ETCD_CLUSTER_TLS: no $c/$f (scripts/tls-certs.sh $c)"
+    done
+    echo "$c" >"$dir/tls"
+    scheme=https
+    tls="--cert-file $c/etcd-server.pem --key-file $c/etcd-server.key"
+    tls+=" --client-cert-auth --trusted-ca-file $c/ca.pem"
+  else
+    rm -f "$dir/tls"
+  fi
+  load_tls "$dir"
   local -a cports pports
   for ((i = 0; i < n; i++)); do
     cp=$(free_port); pp=$((cp + 1))
@@ -89,11 +116,11 @@ start_once() {
   local token="idgen-test-$$-$RANDOM"
   local eps=""
   for ((i = 0; i < n; i++)); do
-    echo "http://127.0.0.1:${cports[i]}" >"$dir/m$i.url"
-    eps+="${eps:+,}http://127.0.0.1:${cports[i]}"
+    echo "$scheme://127.0.0.1:${cports[i]}" >"$dir/m$i.url"
+    eps+="${eps:+,}$scheme://127.0.0.1:${cports[i]}"
     echo "etcd --name m$i --data-dir $dir/m$i" \
-      "--listen-client-urls http://127.0.0.1:${cports[i]}" \
-      "--advertise-client-urls http://127.0.0.1:${cports[i]}" \
+      "--listen-client-urls $scheme://127.0.0.1:${cports[i]}" \
+      "--advertise-client-urls $scheme://127.0.0.1:${cports[i]} $tls ${ETCD_CLUSTER_ARGS:-}" \
       "--listen-peer-urls http://127.0.0.1:${pports[i]}" \
       "--initial-advertise-peer-urls http://127.0.0.1:${pports[i]}" \
       "--initial-cluster $cluster --initial-cluster-token $token" \
@@ -127,6 +154,7 @@ stop() {
 }
 
 cmd=${1:-}
+[[ $# -lt 2 || $cmd == start ]] || load_tls "$2"
 case "$cmd" in
   start) [[ $# -ge 2 ]] || die "usage: start DIR [N]"; start "$2" "${3:-1}" ;;
   stop) [[ $# -ge 2 ]] || die "usage: stop DIR"; stop "$2" ;;

@@ -5,6 +5,10 @@
 #   server2.pem server2.key  another pair of the same names (a rotation's new pair)
 #   expired.pem expired.key  the same names, expired in 2020
 #   client.pem client.key  CN=team-a, for client authentication, signed by ca
+#   client-expired.pem client-expired.key  the same, expired in 2020
+#   etcd-server.pem etcd-server.key  127.0.0.1 and localhost, for server and client
+#                          authentication both (etcd's gateway dials its own gRPC port
+#                          with it when clients must show a certificate)
 #   other-ca.pem           a CA nobody here trusts; other.pem other.key: signed by it
 # Usage: scripts/tls-certs.sh DIR
 set -euo pipefail
@@ -36,4 +40,7 @@ leaf server2 "/CN=localhost" ca "$server_ext"
 leaf client "/CN=team-a" ca "extendedKeyUsage=clientAuth"
 leaf other "/CN=team-b" other-ca "extendedKeyUsage=clientAuth"
 leaf expired "/CN=localhost" ca "$server_ext" "2020-01-01 00:00:00" 1
+leaf client-expired "/CN=team-a" ca "extendedKeyUsage=clientAuth" "2020-01-01 00:00:00" 1
+leaf etcd-server "/CN=localhost" ca "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth,clientAuth"
 chmod 644 ./*.pem

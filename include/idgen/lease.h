@@ -76,6 +76,19 @@ typedef struct idgen_lease_config {
    * idgen_lease_open takes the one of config->kind from them, libidgen's own (file,
    * static, k8s) being always there. etcd: {&idgen_lease_etcd, NULL} (idgen/etcd.h). */
   const struct idgen_lease_provider *const *providers;
+  /* etcd over TLS (https:// endpoints: the peer and its host name are always verified)
+   * and etcd's own users; the segment etcd backend takes them too. "" = none. */
+  char etcd_cacert[IDGEN_LEASE_PATH_MAX]; /* --etcd-cacert FILE, IDGEN_ETCD_CACERT: PEM
+                                             CAs of the endpoints ("": the system's) */
+  char etcd_cert[IDGEN_LEASE_PATH_MAX];   /* --etcd-cert FILE, IDGEN_ETCD_CERT: a PEM
+                                             client certificate, with etcd_key */
+  char etcd_key[IDGEN_LEASE_PATH_MAX];    /* --etcd-key FILE, IDGEN_ETCD_KEY */
+  char etcd_user[IDGEN_LEASE_NAME_MAX];   /* --etcd-user, IDGEN_ETCD_USER: authenticate
+                                             as this user (/v3/auth/authenticate) */
+  char etcd_password_file[IDGEN_LEASE_PATH_MAX]; /* --etcd-password-file FILE,
+                                                    IDGEN_ETCD_PASSWORD_FILE: read at
+                                                    open; wins over etcd_password */
+  char etcd_password[IDGEN_LEASE_NAME_MAX * 4];  /* IDGEN_ETCD_PASSWORD (no flag) */
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
@@ -104,7 +117,9 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
 /* Reads every option's environment variable (IDGEN_LEASE, IDGEN_STATE_DIR,
  * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD, IDGEN_ZOOKEEPER,
  * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
- * IDGEN_REGION, IDGEN_K8S_REPLICAS, IDGEN_REDIS). Call before the flags, so that flags win. IDGEN_EINVAL
+ * IDGEN_REGION, IDGEN_K8S_REPLICAS, IDGEN_REDIS, IDGEN_ETCD_CACERT, IDGEN_ETCD_CERT,
+ * IDGEN_ETCD_KEY, IDGEN_ETCD_USER, IDGEN_ETCD_PASSWORD_FILE) and IDGEN_ETCD_PASSWORD,
+ * which no flag sets. Call before the flags, so that flags win. IDGEN_EINVAL
  * with a reason naming the variable. */
 IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
 
@@ -135,8 +150,9 @@ IDGEN_API uint64_t idgen_lease_space_worker(const idgen_lease_space *space,
  * TTL >= 2 s, margin below TTL * 2/3, the datacenter and range (idgen_lease_space_of),
  * static worker or k8s ordinal + offset within the claimed field and the range; with
  * k8s_replicas, the ordinal below it and offset + k8s_replicas - 1 (the last pod's
- * worker) within the field and the range too; endpoints present for etcd, and
- * --zookeeper's hosts for zookeeper. */
+ * worker) within the field and the range too; endpoints present for etcd (the TLS
+ * files only with https:// ones, a certificate with its key, a user with a password
+ * source and a password with a user), and --zookeeper's hosts for zookeeper. */
 IDGEN_API int idgen_lease_config_check(const idgen_lease_config *config,
                                        const idgen_layout *layout, char *err,
                                        size_t errlen);

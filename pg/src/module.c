@@ -20,6 +20,11 @@ int idgen_pg_start_wait_ms = 10000;
 char *idgen_pg_opaque_key_file = NULL;
 
 static char *layout_setting, *etcd_setting, *namespace_setting, *state_dir_setting;
+/* idgen.etcd_cacert, _cert, _key, _user, _password_file: the lease options of the same
+ * names (etcd-cacert, ...), as idgen serve's --etcd-cacert ... */
+static char *etcd_access_settings[5];
+static const char *const etcd_access_options[5] = {"etcd-cacert", "etcd-cert", "etcd-key",
+                                                   "etcd-user", "etcd-password-file"};
 static int policy_setting = IDGEN_POLICY_WAIT;
 static int lease_setting = IDGEN_LEASE_FILE;
 static int worker_id_setting = -1;
@@ -82,6 +87,19 @@ static bool check_etcd(char **newval, void **extra, GucSource source) {
   return !**newval || lease_option_ok("etcd", *newval);
 }
 
+/* The files' settings: a path as idgen serve's --etcd-cacert takes one. */
+static bool check_etcd_file(char **newval, void **extra, GucSource source) {
+  (void)extra;
+  (void)source;
+  return !**newval || lease_option_ok("etcd-cacert", *newval);
+}
+
+static bool check_etcd_user(char **newval, void **extra, GucSource source) {
+  (void)extra;
+  (void)source;
+  return !**newval || lease_option_ok("etcd-user", *newval);
+}
+
 static bool check_namespace(char **newval, void **extra, GucSource source) {
   (void)extra;
   (void)source;
@@ -112,6 +130,22 @@ static void define_server_settings(void) {
   DefineCustomStringVariable("idgen.etcd",
                              "etcd endpoints of the etcd lease, comma-separated.", NULL,
                              &etcd_setting, "", PGC_POSTMASTER, 0, check_etcd, NULL, NULL);
+  static const char *const access_help[5][2] = {
+      {"idgen.etcd_cacert", "PEM CA certificates of the https:// etcd endpoints "
+                            "(empty: the system's); peer and host name always verified."},
+      {"idgen.etcd_cert", "PEM client certificate for the https:// etcd endpoints, with "
+                          "idgen.etcd_key."},
+      {"idgen.etcd_key", "PEM private key of idgen.etcd_cert."},
+      {"idgen.etcd_user", "etcd user the lease authenticates as (etcd auth enabled), "
+                          "with idgen.etcd_password_file."},
+      {"idgen.etcd_password_file", "File holding idgen.etcd_user's password (one line), "
+                                   "read when the lease worker starts."},
+  };
+  for (int i = 0; i < 5; i++)
+    DefineCustomStringVariable(access_help[i][0], access_help[i][1],
+                               "A relative path is taken from the data directory.",
+                               &etcd_access_settings[i], "", PGC_POSTMASTER, 0,
+                               i == 3 ? check_etcd_user : check_etcd_file, NULL, NULL);
   DefineCustomStringVariable(
       "idgen.namespace", "Worker IDs are unique within a namespace.",
       "etcd keys live under /idgen/NAMESPACE/; the file and static leases claim each ID "
@@ -164,6 +198,14 @@ static void configure_lease(void) {
   }
   if (etcd_setting && *etcd_setting)
     set_lease_option("idgen.etcd", "etcd", etcd_setting);
+  for (int i = 0; i < 5; i++)
+    if (etcd_access_settings[i] && *etcd_access_settings[i]) {
+      char setting[64];
+      snprintf(setting, sizeof setting, "idgen.%s", etcd_access_options[i]);
+      for (char *c = setting; *c; c++)
+        *c = *c == '-' ? '_' : *c;
+      set_lease_option(setting, etcd_access_options[i], etcd_access_settings[i]);
+    }
   set_lease_option("idgen.namespace", "namespace", namespace_setting);
   snprintf(num, sizeof num, "%d", lease_ttl_s);
   set_lease_option("idgen.lease_ttl", "lease-ttl", num);
@@ -177,7 +219,9 @@ static void configure_lease(void) {
             (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
              errmsg("idgen: the lease settings do not fit together"), errdetail("%s", err),
              errhint("idgen.lease = static needs idgen.worker_id within the "
-                     "layout's worker IDs; etcd needs idgen.etcd.")));
+                     "layout's worker IDs; etcd needs idgen.etcd (all https:// with "
+                     "idgen.etcd_cacert ...; idgen.etcd_user with "
+                     "idgen.etcd_password_file).")));
 }
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -201,9 +245,11 @@ static void shmem_startup(void) {
  * is read back before the setting is defined, and checked again afterwards at ERROR:
  * the server then refuses to start with PostgreSQL's own message for it. */
 static const char *const setting_names[] = {
-    "idgen.layout",     "idgen.policy",          "idgen.lease",     "idgen.worker_id",
-    "idgen.etcd",       "idgen.namespace",       "idgen.state_dir", "idgen.lease_ttl",
-    "idgen.start_wait", "idgen.opaque_key_file",
+    "idgen.layout",          "idgen.policy",      "idgen.lease",
+    "idgen.worker_id",       "idgen.etcd",        "idgen.namespace",
+    "idgen.state_dir",       "idgen.lease_ttl",   "idgen.start_wait",
+    "idgen.opaque_key_file", "idgen.etcd_cacert", "idgen.etcd_cert",
+    "idgen.etcd_key",        "idgen.etcd_user",   "idgen.etcd_password_file",
 };
 #define NSETTINGS (sizeof setting_names / sizeof setting_names[0])
 

@@ -22,7 +22,15 @@ typedef struct segment_args {
   const char *from_sequence; /* init, postgres: start after this sequence's last value */
   int force;                 /* init: --start-after below the backend's recorded highest */
   int64_t timeout_ms;
+  idgen_lease_config access; /* etcd: its TLS files and user (--etcd-cacert, ...) */
+  const char *access_flag;   /* the first such option given, for messages; NULL: none */
 } segment_args;
+
+/* The etcd backend's options, named as `idgen serve`'s (the lease's) and set through
+ * the lease's parser; their IDGEN_* variables too. */
+static const char *const access_opts[] = {"etcd-cacert", "etcd-cert", "etcd-key",
+                                          "etcd-user", "etcd-password-file"};
+enum { NACCESS = sizeof access_opts / sizeof access_opts[0], ACCESS_BASE = 1000 };
 
 static void usage(FILE *out) {
   fprintf(
@@ -30,6 +38,8 @@ static void usage(FILE *out) {
       "usage: idgen segment init [--backend B] [--dsn DSN] [--step N]\n"
       "                          [--start-after N | --from-sequence SEQ] [--force] NAME\n"
       "       idgen segment next [--backend B] [--dsn DSN] [-n N] [--step N] NAME\n"
+      "       (etcd: also --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user,\n"
+      "        --etcd-password-file)\n"
       "\n"
       "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
       "backend with one atomic operation each (see docs/segment.md). `init` creates what\n"
@@ -48,14 +58,22 @@ static void usage(FILE *out) {
       "                      postgres  a libpq connection string: \"host=H port=P "
       "dbname=D\"\n"
       "                                (table leaf_alloc)\n"
-      "                      etcd      URL[,URL...]: http://127.0.0.1:2379 (key\n"
-      "                                /idgen/segment/NAME)\n"
+      "                      etcd      URL[,URL...]: http://127.0.0.1:2379, or all\n"
+      "                                https:// (key /idgen/segment/NAME)\n"
       "                      mariadb   \"servers=H:P[,H:P] [database=test] [user=root]\n"
       "                                [password=..] [table=tickets64]\": Flickr's ticket\n"
       "                                servers, each with auto_increment_increment = the\n"
       "                                server count and an offset of its own\n"
       "                      redis     redis://[user:pass@]HOST:PORT[/db] (key\n"
       "                                idgen:default:segment:NAME)\n"
+      "      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
+      "                    etcd over https://: the CA of the endpoints (default: the\n"
+      "                    system's; peer and host name always verified), and a client\n"
+      "                    certificate with its key [env IDGEN_ETCD_CACERT, ...]\n"
+      "      --etcd-user USER, --etcd-password-file FILE\n"
+      "                    etcd with auth enabled: the user, and a file holding its\n"
+      "                    password (or env IDGEN_ETCD_PASSWORD) [env IDGEN_ETCD_USER,\n"
+      "                    IDGEN_ETCD_PASSWORD_FILE]\n"
       "  -n, --count N     next: how many numbers, 1 to %llu (default 1)\n"
       "  -s, --step N      next: the block size (default N, so nothing is skipped);\n"
       "                    init: the step recorded in the row (postgres; default 1000)\n"
@@ -80,22 +98,67 @@ static void usage(FILE *out) {
       (unsigned long long)SEGMENT_MAX_COUNT);
 }
 
+/* One of access_opts (i) into a->access; what names where it came from. */
+static int access_set(segment_args *a, size_t i, const char *value, const char *what) {
+  char err[256];
+  if (idgen_lease_config_set(&a->access, access_opts[i], value, err, sizeof err)) {
+    const char *colon = strchr(err, ':');
+    return cli_error(CLI_USAGE, a->cmd, "%s%s", what, colon ? colon : ": bad value");
+  }
+  if (!a->access_flag && what[0] == '-') /* a flag, not the environment */
+    a->access_flag = access_opts[i];
+  return 0;
+}
+
+static int access_env(segment_args *a) {
+  const idgen_lease_option *lo = idgen_lease_options();
+  for (size_t i = 0; i < NACCESS; i++)
+    for (size_t j = 0; lo[j].name; j++) {
+      const char *v =
+          lo[j].env && !strcmp(lo[j].name, access_opts[i]) ? getenv(lo[j].env) : NULL;
+      if (v && *v && access_set(a, i, v, lo[j].env))
+        return CLI_USAGE;
+    }
+  const char *pw = getenv("IDGEN_ETCD_PASSWORD");
+  if (pw && *pw) {
+    if (strlen(pw) >= sizeof a->access.etcd_password)
+      return cli_error(CLI_USAGE, a->cmd, "IDGEN_ETCD_PASSWORD: too long");
+    snprintf(a->access.etcd_password, sizeof a->access.etcd_password, "%s", pw);
+  }
+  return 0;
+}
+
 static int parse_args(int argc, char **argv, segment_args *a) {
-  static const struct option options[] = {{"backend", required_argument, NULL, 'b'},
-                                          {"dsn", required_argument, NULL, 'd'},
-                                          {"count", required_argument, NULL, 'n'},
-                                          {"step", required_argument, NULL, 's'},
-                                          {"timeout", required_argument, NULL, 't'},
-                                          {"start-after", required_argument, NULL, 'a'},
-                                          {"from-sequence", required_argument, NULL, 'f'},
-                                          {"force", no_argument, NULL, 'F'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
+  static const struct option options[] = {
+      {"etcd-cacert", required_argument, NULL, ACCESS_BASE + 0},
+      {"etcd-cert", required_argument, NULL, ACCESS_BASE + 1},
+      {"etcd-key", required_argument, NULL, ACCESS_BASE + 2},
+      {"etcd-user", required_argument, NULL, ACCESS_BASE + 3},
+      {"etcd-password-file", required_argument, NULL, ACCESS_BASE + 4},
+      {"backend", required_argument, NULL, 'b'},
+      {"dsn", required_argument, NULL, 'd'},
+      {"count", required_argument, NULL, 'n'},
+      {"step", required_argument, NULL, 's'},
+      {"timeout", required_argument, NULL, 't'},
+      {"start-after", required_argument, NULL, 'a'},
+      {"from-sequence", required_argument, NULL, 'f'},
+      {"force", no_argument, NULL, 'F'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   uint64_t v;
   int opt;
   opterr = 0;
   optind = 1;
+  if (access_env(a))
+    return CLI_USAGE;
   while ((opt = getopt_long(argc, argv, ":b:d:n:s:t:a:f:h", options, NULL)) != -1) {
+    if (opt >= ACCESS_BASE && opt < ACCESS_BASE + NACCESS) {
+      char what[64];
+      snprintf(what, sizeof what, "--%s", access_opts[opt - ACCESS_BASE]);
+      if (access_set(a, (size_t)(opt - ACCESS_BASE), optarg, what))
+        return CLI_USAGE;
+      continue;
+    }
     switch (opt) {
     case 'b':
       a->backend = optarg;
@@ -155,6 +218,8 @@ static int parse_args(int argc, char **argv, segment_args *a) {
     return cli_error(CLI_USAGE, a->cmd, "--force is for init");
   if (a->start_after && a->from_sequence)
     return cli_error(CLI_USAGE, a->cmd, "--start-after or --from-sequence, not both");
+  if (a->access_flag && strcmp(a->backend, "etcd"))
+    return cli_error(CLI_USAGE, a->cmd, "--%s is for --backend etcd", a->access_flag);
   if (a->from_sequence && strcmp(a->backend, "postgres"))
     return cli_error(CLI_USAGE, a->cmd, "--from-sequence needs --backend postgres");
   if (idgen__segment_name_check(a->name))
@@ -180,7 +245,8 @@ static int open_backend(segment_args *a, idgen__segment_backend **out) {
     a->dsn = state_dir;
   }
   char err[IDGEN_SEGMENT_WHY_MAX];
-  if (idgen__segment_backend_open(out, a->backend, a->dsn, a->timeout_ms, err, sizeof err))
+  if (idgen__segment_backend_open_with(out, a->backend, a->dsn, a->timeout_ms, &a->access,
+                                       err, sizeof err))
     return cli_error(CLI_USAGE, a->cmd, "%s", err);
   return 0;
 }

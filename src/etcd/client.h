@@ -17,11 +17,22 @@
 
 /* ---- HTTP (http.c) ------------------------------------------------------------------ */
 
+#define IDGEN__ETCD_TOKEN_MAX 2048 /* a simple token is ~20 bytes, a JWT a few hundred */
+
 typedef struct idgen__etcd_http {
   CURL *curl;
   char eps[IDGEN_LEASE_ENDPOINTS_MAX][IDGEN_LEASE_PATH_MAX];
   int neps, cur; /* cur: the endpoint that answered last, tried first */
   int64_t timeout_ms;
+  int tls;      /* https:// endpoints: peer and host name verified */
+  int has_cert; /* a client certificate is sent */
+  /* etcd auth: user "" = none; the token sent as Authorization, "" until the first
+   * request authenticates; reauths counts the tokens etcd refused (expired) */
+  char user[IDGEN_LEASE_NAME_MAX];
+  char password[IDGEN_LEASE_NAME_MAX * 4];
+  char token[IDGEN__ETCD_TOKEN_MAX];
+  int64_t reauths;
+  char curl_err[CURL_ERROR_SIZE]; /* libcurl's detail of the last transport failure */
   /* the last reply: body (NUL-terminated, owned), its length and HTTP status */
   char *body;
   size_t len, cap;
@@ -32,15 +43,23 @@ typedef struct idgen__etcd_http {
   void *observe_ctx;
 } idgen__etcd_http;
 
-/* Sets up a client for the endpoints (copied); no request is sent. IDGEN_ENOMEM. */
-int idgen__etcd_http_init(idgen__etcd_http *h, const char eps[][IDGEN_LEASE_PATH_MAX],
-                          int neps, int64_t timeout_ms);
+/* Sets up a client for c's endpoints, request timeout, TLS files and user (copied; the
+ * password file is read now); no request is sent. h must not move afterwards.
+ * IDGEN_ENOMEM; IDGEN_EINVAL with one line in err (may be NULL) for a file that cannot
+ * be read (naming its option) or an empty password file. */
+int idgen__etcd_http_init(idgen__etcd_http *h, const idgen_lease_config *c, char *err,
+                          size_t errlen);
 void idgen__etcd_http_free(idgen__etcd_http *h);
 
 /* POSTs body (JSON; NULL counts as out of memory) to path on the endpoint that answered
- * last, failing over to the others on transport errors and on 5xx replies (a member
- * without quorum). 0 with body, len and status set; IDGEN_EUNAVAIL with why set;
- * IDGEN_ENOMEM. One thread at a time. */
+ * last, failing over to the others on transport errors (TLS ones too) and on 5xx
+ * replies (a member without quorum). With a user, the first request authenticates
+ * (/v3/auth/authenticate) and every request carries the token; a reply that refuses
+ * the token (HTTP 401 "etcdserver: invalid auth token": a simple token expires after
+ * --auth-token-ttl idle seconds; "revision of auth store is old") was not applied, so
+ * the request is sent once more with a new token, and that reply is the one returned.
+ * 0 with body, len and status set; IDGEN_EUNAVAIL with why set (a failed
+ * authentication too); IDGEN_ENOMEM. One thread at a time. */
 int idgen__etcd_http_post(idgen__etcd_http *h, const char *path, const char *body);
 
 /* The endpoint tried first ("http://127.0.0.1:2379"). */

@@ -64,7 +64,8 @@ int idgen_lease_kind_parse(const char *name, idgen_lease_kind *out) {
 static const idgen_lease_option options[] = {
     {"lease", "IDGEN_LEASE", 1, "KIND",
      "worker-ID provider: file (one host, default), etcd (fleet), zookeeper (fleet), redis "
-     "(fleet, not consensus), k8s (StatefulSet ordinal), static (--worker-id; NO FENCE: two "
+     "(fleet, not consensus), k8s (StatefulSet ordinal), static (--worker-id; NO FENCE: "
+     "two "
      "processes with one ID collide)"},
     {"state-dir", "IDGEN_STATE_DIR", 1, "DIR",
      "where lock files and local HWM files live (file, static, k8s)"},
@@ -78,7 +79,19 @@ static const idgen_lease_option options[] = {
      "refused), so a generator at offset o takes worker IDs o to o+N-1: needed by two "
      "snowflake generators in one namespace"},
     {"etcd", "IDGEN_ETCD", 1, "URLS",
-     "etcd: endpoints, comma-separated (http://host:port)"},
+     "etcd: endpoints, comma-separated, all http://host:port or all https://host:port"},
+    {"etcd-cacert", "IDGEN_ETCD_CACERT", 1, "FILE",
+     "etcd: PEM CA certificates that sign https:// endpoints' certificates (default: "
+     "the system's); the peer and its host name are always verified"},
+    {"etcd-cert", "IDGEN_ETCD_CERT", 1, "FILE",
+     "etcd: PEM client certificate for https:// endpoints (etcd --client-cert-auth), "
+     "with --etcd-key"},
+    {"etcd-key", "IDGEN_ETCD_KEY", 1, "FILE", "etcd: PEM private key of --etcd-cert"},
+    {"etcd-user", "IDGEN_ETCD_USER", 1, "USER",
+     "etcd: authenticate as USER (etcd auth enabled); the password from "
+     "--etcd-password-file or IDGEN_ETCD_PASSWORD"},
+    {"etcd-password-file", "IDGEN_ETCD_PASSWORD_FILE", 1, "FILE",
+     "etcd: file holding --etcd-user's password (one line), read at start"},
     {"zookeeper", "IDGEN_ZOOKEEPER", 1, "HOST:PORT[,...]",
      "zookeeper: the ensemble's servers, comma-separated (host:port); its maxClientCnxns "
      "must allow one connection per generator"},
@@ -164,6 +177,11 @@ static int endpoints_parse(const char *value,
       return fail(err, errlen, "more than %d endpoints", IDGEN_LEASE_ENDPOINTS_MAX);
     if (strncmp(tok, "http://", 7) && strncmp(tok, "https://", 8))
       return fail(err, errlen, "'%s' is not an http:// or https:// URL", tok);
+    if (n > 0 &&
+        (strncmp(eps[0], "https://", 8) != 0) != (strncmp(tok, "https://", 8) != 0))
+      return fail(err, errlen,
+                  "'%s' and '%s' mix http:// and https:// (one scheme for all endpoints)",
+                  eps[0], tok);
     size_t len = strlen(tok);
     while (len && tok[len - 1] == '/')
       tok[--len] = '\0';
@@ -263,6 +281,30 @@ static const struct {
     {"redis-min-replicas", offsetof(idgen_lease_config, redis_min_replicas)},
 };
 
+/* The string field of an etcd TLS or auth option (etcd-cacert, ...): 1 with *dst and
+ * *cap, 0 for another name. */
+static int etcd_access_field(idgen_lease_config *c, const char *name, char **dst,
+                             size_t *cap) {
+  const struct {
+    const char *name;
+    char *field;
+    size_t cap;
+  } fields[] = {
+      {"etcd-cacert", c->etcd_cacert, sizeof c->etcd_cacert},
+      {"etcd-cert", c->etcd_cert, sizeof c->etcd_cert},
+      {"etcd-key", c->etcd_key, sizeof c->etcd_key},
+      {"etcd-user", c->etcd_user, sizeof c->etcd_user},
+      {"etcd-password-file", c->etcd_password_file, sizeof c->etcd_password_file},
+  };
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+    if (!strcmp(name, fields[i].name)) {
+      *dst = fields[i].field;
+      *cap = fields[i].cap;
+      return 1;
+    }
+  return 0;
+}
+
 int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *value,
                            char *err, size_t errlen) {
   if (!c || !name)
@@ -276,6 +318,8 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
   if (opt->has_arg && !value)
     return fail(err, errlen, "--%s needs a value", name);
   int64_t v;
+  char *field;
+  size_t cap;
   for (size_t i = 0; i < sizeof whole_numbers / sizeof whole_numbers[0]; i++) {
     if (strcmp(name, whole_numbers[i].name))
       continue;
@@ -297,6 +341,12 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
   } else if (!strcmp(name, "etcd")) {
     return set_endpoints(c, value, err, errlen);
+  } else if (etcd_access_field(c, name, &field, &cap)) {
+    if (strlen(value) >= cap)
+      return fail(err, errlen, "--%s: too long (%zu bytes at most)", name, cap - 1);
+    if (strchr(value, '\n') || strchr(value, '\r'))
+      return fail(err, errlen, "--%s: a line break in the value", name);
+    snprintf(field, cap, "%s", value); /* "" unsets: a file's entry can undo a flag's */
   } else if (!strcmp(name, "zookeeper")) {
     return set_zookeeper(c, value, err, errlen);
   } else if (!strcmp(name, "redis")) {
@@ -357,6 +407,38 @@ int idgen_lease_config_env(idgen_lease_config *c, char *err, size_t errlen) {
       return fail(err, errlen, "%s%s", o->env, colon ? colon : ": bad value");
     }
   }
+  /* The password has no flag: a command line is visible to every user of the host. */
+  const char *pw = getenv("IDGEN_ETCD_PASSWORD");
+  if (pw && *pw) {
+    if (strlen(pw) >= sizeof c->etcd_password)
+      return fail(err, errlen, "IDGEN_ETCD_PASSWORD: too long (%zu bytes at most)",
+                  sizeof c->etcd_password - 1);
+    snprintf(c->etcd_password, sizeof c->etcd_password, "%s", pw);
+  }
+  return 0;
+}
+
+int idgen__lease_etcd_access_check(const idgen_lease_config *c, char *err, size_t errlen) {
+  int https = c->nendpoints > 0 && !strncmp(c->endpoints[0], "https://", 8);
+  const char *tls = c->etcd_cacert[0] ? "--etcd-cacert"
+                    : c->etcd_cert[0] ? "--etcd-cert"
+                    : c->etcd_key[0]  ? "--etcd-key"
+                                      : NULL;
+  if (tls && c->nendpoints > 0 && !https)
+    return fail(err, errlen, "%s: the etcd endpoints are http:// (TLS needs https://)",
+                tls);
+  if (!c->etcd_cert[0] != !c->etcd_key[0])
+    return fail(err, errlen, "%s: needs %s too (a client certificate and its key)",
+                c->etcd_cert[0] ? "--etcd-cert" : "--etcd-key",
+                c->etcd_cert[0] ? "--etcd-key" : "--etcd-cert");
+  int has_pw = c->etcd_password_file[0] || c->etcd_password[0];
+  if (c->etcd_user[0] && !has_pw)
+    return fail(
+        err, errlen,
+        "--etcd-user: no password (--etcd-password-file FILE or IDGEN_ETCD_PASSWORD)");
+  if (!c->etcd_user[0] && has_pw)
+    return fail(err, errlen, "%s: no --etcd-user to authenticate as",
+                c->etcd_password_file[0] ? "--etcd-password-file" : "IDGEN_ETCD_PASSWORD");
   return 0;
 }
 
@@ -483,7 +565,7 @@ static int check_etcd(const idgen_lease_config *c, const idgen_lease_space *spac
   (void)space;
   if (c->nendpoints == 0)
     return fail(err, errlen, "--lease etcd needs --etcd URLS (or IDGEN_ETCD)");
-  return 0;
+  return idgen__lease_etcd_access_check(c, err, errlen);
 }
 
 static int check_zookeeper(const idgen_lease_config *c, const idgen_lease_space *space,

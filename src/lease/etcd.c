@@ -715,9 +715,11 @@ static int etcd_open(idgen_lease **out, const idgen_lease_config *c,
   e->base.vtable = &etcd_class;
   idgen__fork_watch();
   e->fork_gen = idgen__fork_generation();
-  if (idgen__etcd_http_init(&e->http, c->endpoints, c->nendpoints, c->request_timeout_ms)) {
+  int rc = idgen__etcd_http_init(&e->http, c, err, errlen);
+  if (rc) {
+    idgen__etcd_http_free(&e->http);
     free(e);
-    return IDGEN_ENOMEM;
+    return rc;
   }
   e->http.observe = observe;
   e->http.observe_ctx = &e->base;
@@ -729,8 +731,9 @@ static int etcd_open(idgen_lease **out, const idgen_lease_config *c,
   e->fresh_wait_ms = c->ahead_ms + c->hwm_interval_ms;
   snprintf(e->host, sizeof e->host, "%s", c->hostname);
   e->start_ms = idgen_wall_ns() / NS_PER_MS;
-  /* Is anyone there? A status call on each endpoint until one answers. */
-  int rc = post(e, "/v3/maintenance/status", "{}");
+  /* Is anyone there? A status call on each endpoint until one answers (with a user:
+   * after authenticating, so a wrong password fails here). */
+  rc = post(e, "/v3/maintenance/status", "{}");
   if (!rc && e->status != 200)
     rc = idgen__why(&e->base, IDGEN_EUNAVAIL, "etcd %s: HTTP %ld for the status call",
                     idgen__etcd_http_endpoint(&e->http), e->status);

@@ -108,6 +108,12 @@ IDGEN__EXPORT int idgen__none_free(idgen_lease *lease, const idgen_lease_space *
  * generation recorded when it was opened. */
 IDGEN__EXPORT int idgen__lease_forked(uint64_t fork_gen);
 
+/* The etcd TLS and auth options against the endpoints (the TLS files only with
+ * https://, a certificate with its key, a user with a password source, a password with
+ * a user): 0, or IDGEN_EINVAL with one line in err. */
+IDGEN__EXPORT int idgen__lease_etcd_access_check(const idgen_lease_config *config,
+                                                 char *err, size_t errlen);
+
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */
 int idgen__k8s_ordinal(const idgen_lease_config *config, int64_t *out, char *err,

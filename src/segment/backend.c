@@ -13,8 +13,10 @@ static const struct {
   const char *kind;
   backend_new_fn open;
 } backends[] = {
-    {"file", idgen__segment_file_new},   {"postgres", idgen__segment_postgres_new},
-    {"etcd", idgen__segment_etcd_new},   {"mariadb", idgen__segment_mariadb_new},
+    {"file", idgen__segment_file_new},
+    {"postgres", idgen__segment_postgres_new},
+    {"etcd", NULL /* idgen__segment_etcd_new */},
+    {"mariadb", idgen__segment_mariadb_new},
     {"redis", idgen__segment_redis_new},
 };
 
@@ -25,6 +27,13 @@ const char *idgen__segment_backend_kinds(void) {
 int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
                                 const char *dsn, int64_t timeout_ms, char *err,
                                 size_t errlen) {
+  return idgen__segment_backend_open_with(out, kind, dsn, timeout_ms, NULL, err, errlen);
+}
+
+int idgen__segment_backend_open_with(idgen__segment_backend **out, const char *kind,
+                                     const char *dsn, int64_t timeout_ms,
+                                     const idgen_lease_config *access, char *err,
+                                     size_t errlen) {
   if (timeout_ms == 0)
     timeout_ms = 5000;
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
@@ -43,6 +52,8 @@ int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
       snprintf(err, errlen, "segment backend %s: negative timeout", kind);
       return IDGEN_EINVAL;
     }
+    if (!backends[i].open) /* etcd: its TLS and auth options too */
+      return idgen__segment_etcd_new(out, dsn, timeout_ms, access, err, errlen);
     return backends[i].open(out, dsn, timeout_ms, err, errlen);
   }
   snprintf(err, errlen, "unknown segment backend '%s' (%s)", kind,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "etcd/client.h"
+#include "lease/lease_internal.h"
 #include "idgen/lease.h"
 #include "segment/segment.h"
 
@@ -333,25 +334,51 @@ static const idgen__segment_backend_class etcd_class = {
     "etcd", etcd_init, etcd_fetch, etcd_free, NULL, etcd_key_start, NULL};
 
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
-                            int64_t timeout_ms, char *err, size_t errlen) {
+                            int64_t timeout_ms, const idgen_lease_config *access, char *err,
+                            size_t errlen) {
   /* The DSN is what --etcd takes: the lease's public parser reads it. */
-  idgen_lease_config lc;
-  idgen_lease_config_init(&lc);
+  idgen_lease_config *lc = malloc(sizeof *lc);
+  etcd_backend *e = calloc(1, sizeof *e);
   char why[IDGEN_LEASE_WHY_MAX];
-  if (idgen_lease_config_set(&lc, "etcd", dsn, why, sizeof why)) {
+  int rc = IDGEN_ENOMEM;
+  if (!lc || !e)
+    goto fail;
+  idgen_lease_config_init(lc);
+  if (access) {
+    memcpy(lc->etcd_cacert, access->etcd_cacert, sizeof lc->etcd_cacert);
+    memcpy(lc->etcd_cert, access->etcd_cert, sizeof lc->etcd_cert);
+    memcpy(lc->etcd_key, access->etcd_key, sizeof lc->etcd_key);
+    memcpy(lc->etcd_user, access->etcd_user, sizeof lc->etcd_user);
+    memcpy(lc->etcd_password_file, access->etcd_password_file,
+           sizeof lc->etcd_password_file);
+    memcpy(lc->etcd_password, access->etcd_password, sizeof lc->etcd_password);
+  }
+  lc->request_timeout_ms = timeout_ms;
+  if ((rc = idgen_lease_config_set(lc, "etcd", dsn, why, sizeof why))) {
     const char *reason = strncmp(why, "--etcd: ", 8) ? why : why + 8;
     snprintf(err, errlen, "segment etcd DSN: %s", reason);
-    return IDGEN_EINVAL;
+    goto fail;
   }
-  etcd_backend *e = calloc(1, sizeof *e);
-  if (!e)
-    return IDGEN_ENOMEM;
+  if ((rc = idgen__lease_etcd_access_check(lc, why, sizeof why))) {
+    snprintf(err, errlen, "segment etcd: %s", why);
+    goto fail;
+  }
   e->base.vtable = &etcd_class;
-  if (idgen__etcd_http_init(&e->http, (const char(*)[IDGEN_LEASE_PATH_MAX])lc.endpoints,
-                            lc.nendpoints, timeout_ms)) {
-    free(e);
-    return IDGEN_ENOMEM;
+  if ((rc = idgen__etcd_http_init(&e->http, lc, why, sizeof why))) {
+    snprintf(err, errlen, "segment etcd: %s", why);
+    idgen__etcd_http_free(&e->http);
+    goto fail;
   }
+  memset(lc->etcd_password, 0, sizeof lc->etcd_password);
+  free(lc);
   *out = &e->base;
   return 0;
+fail:
+  if (lc)
+    memset(lc->etcd_password, 0, sizeof lc->etcd_password);
+  free(lc);
+  free(e);
+  if (rc == IDGEN_ENOMEM)
+    snprintf(err, errlen, "out of memory");
+  return rc;
 }

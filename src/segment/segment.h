@@ -87,7 +87,7 @@ struct idgen__segment_backend {
  * its backend is down); the DSN's syntax is checked here:
  *   file      PATH: the file itself, or a directory that holds DIR/segment-NAME
  *   postgres  a libpq connection string ("host=127.0.0.1 port=5432 dbname=ids") or URI
- *   etcd      URL[,URL...] (http://127.0.0.1:2379)
+ *   etcd      URL[,URL...] (http://127.0.0.1:2379, or all https://)
  *   mariadb   servers=HOST:PORT[,HOST:PORT...] [database=test] [user=root]
  *             [password=...] [table=tickets64]
  *   redis     redis://[user:pass@]HOST:PORT[/db] (the primary)
@@ -96,6 +96,13 @@ struct idgen__segment_backend {
 int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
                                 const char *dsn, int64_t timeout_ms, char *err,
                                 size_t errlen);
+/* The same, the etcd backend taking etcd's TLS files and user from access (its
+ * etcd_cacert, etcd_cert, etcd_key, etcd_user, etcd_password_file, etcd_password;
+ * NULL: none), checked as the lease's are; the other backends ignore it. */
+int idgen__segment_backend_open_with(idgen__segment_backend **out, const char *kind,
+                                     const char *dsn, int64_t timeout_ms,
+                                     const idgen_lease_config *access, char *err,
+                                     size_t errlen);
 static inline void idgen__segment_backend_free(idgen__segment_backend *b) {
   if (b)
     b->vtable->free(b);
@@ -126,7 +133,8 @@ int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
 int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
                                 int64_t timeout_ms, char *err, size_t errlen);
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
-                            int64_t timeout_ms, char *err, size_t errlen);
+                            int64_t timeout_ms, const idgen_lease_config *access, char *err,
+                            size_t errlen);
 /* The file backend's host-wide claim of name in namespace ns: one file per name on a
  * host, used by any number of processes (an abstract socket per process and name; see
  * src/host/claim.c). 0 when held (until the backend is freed); IDGEN_ECONFLICT, with

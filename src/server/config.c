@@ -179,6 +179,12 @@ const idgen__gen_key idgen__gen_keys[] = {
     {"period_s", SEG, GU(period_s, 1, 7 * 86400), NULL},
     {"retry_ms", SEG, GU(retry_ms, 10, 600000), NULL},
     {"timeout_ms", SEG, GU(timeout_ms, 100, 600000), NULL},
+    /* the etcd backend's TLS files and user, as the lease's flags (inherited from them) */
+    {"etcd_cacert", SEG, GL, "etcd-cacert"},
+    {"etcd_cert", SEG, GL, "etcd-cert"},
+    {"etcd_key", SEG, GL, "etcd-key"},
+    {"etcd_user", SEG, GL, "etcd-user"},
+    {"etcd_password_file", SEG, GL, "etcd-password-file"},
     {"period", SEG, GS(period), NULL},
     {"timezone", SEG, GS(timezone), NULL},
     {"digits", SEG, GU(digits, 1, 10), NULL},
@@ -208,6 +214,26 @@ void idgen__gen_keys_of(idgen__kind kind, char *out, size_t outlen) {
     if (idgen__gen_keys[i].kinds & KB(kind))
       n += (size_t)snprintf(out + n, outlen - n, "%s%s", n ? ", " : "",
                             idgen__gen_keys[i].name);
+}
+
+const char *idgen__lease_key_text(const idgen_lease_config *l, const char *flag) {
+  return !strcmp(flag, "etcd-cacert")          ? l->etcd_cacert
+         : !strcmp(flag, "etcd-cert")          ? l->etcd_cert
+         : !strcmp(flag, "etcd-key")           ? l->etcd_key
+         : !strcmp(flag, "etcd-user")          ? l->etcd_user
+         : !strcmp(flag, "etcd-password-file") ? l->etcd_password_file
+                                               : NULL;
+}
+
+/* The etcd TLS and auth settings of src into dst (a segment generator's etcd backend
+ * takes them from its lease config). */
+static void copy_etcd_access(idgen_lease_config *dst, const idgen_lease_config *src) {
+  memcpy(dst->etcd_cacert, src->etcd_cacert, sizeof dst->etcd_cacert);
+  memcpy(dst->etcd_cert, src->etcd_cert, sizeof dst->etcd_cert);
+  memcpy(dst->etcd_key, src->etcd_key, sizeof dst->etcd_key);
+  memcpy(dst->etcd_user, src->etcd_user, sizeof dst->etcd_user);
+  memcpy(dst->etcd_password_file, src->etcd_password_file, sizeof dst->etcd_password_file);
+  memcpy(dst->etcd_password, src->etcd_password, sizeof dst->etcd_password);
 }
 
 static int serve_opt(const char *name) {
@@ -442,6 +468,8 @@ static int default_from_flags(idgen__serve_config *cfg, idgen__gen_spec *s, char
     snprintf(s->policy, sizeof s->policy, "%s", cfg->policy);
     s->seq_reset_threshold = cfg->seq_reset_threshold;
     s->lease = cfg->lease;
+  } else {
+    copy_etcd_access(&s->lease, &cfg->lease); /* the file's default entry set them there */
   }
   return 0;
 }
@@ -918,8 +946,8 @@ static int check_segment(const idgen__gen_spec *s, char *err, size_t errlen) {
   }
   idgen__gen_spec_dsn(s, dsn, sizeof dsn);
   idgen__segment_backend *b = NULL;
-  if (idgen__segment_backend_open(&b, s->backend, dsn, (int64_t)s->timeout_ms, why,
-                                  sizeof why) < 0) {
+  if (idgen__segment_backend_open_with(&b, s->backend, dsn, (int64_t)s->timeout_ms,
+                                       &s->lease, why, sizeof why) < 0) {
     snprintf(err, errlen, "%s%s", prefix, why);
     return -1;
   }

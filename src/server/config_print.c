@@ -99,6 +99,14 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
   for (int i = 0; i < l->nendpoints; i++)
     fprintf(out, "%s%s", i ? "," : "", l->endpoints[i]);
   fprintf(out, "\"  # %s\n", SRC("etcd"));
+  static const char *const access[] = {"etcd-cacert", "etcd-cert", "etcd-key", "etcd-user",
+                                       "etcd-password-file"};
+  for (size_t i = 0; i < sizeof access / sizeof access[0]; i++)
+    fprintf(out, "%s = \"%s\"  # %s\n", access[i], idgen__lease_key_text(l, access[i]),
+            SRC(access[i]));
+  fprintf(out, "etcd-password = %s  # %s\n",
+          l->etcd_password[0] ? "(set, not shown)" : "unset",
+          l->etcd_password[0] ? "env IDGEN_ETCD_PASSWORD" : "default");
   fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, SRC("namespace"));
   fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
           SRC("lease-ttl"));
@@ -158,7 +166,10 @@ static void print_key(const idgen__gen_spec *s, const idgen__gen_key *k, FILE *o
                 : !strcmp(k->flag, "worker-id")        ? l->worker_id
                 : !strcmp(k->flag, "worker-id-offset") ? l->worker_id_offset
                                                        : 0;
-    if (!strcmp(k->flag, "namespace"))
+    if (idgen__lease_key_text(l, k->flag))
+      snprintf(value, sizeof value, "\"%.*s\"", (int)(sizeof value - 3),
+               idgen__lease_key_text(l, k->flag));
+    else if (!strcmp(k->flag, "namespace"))
       snprintf(value, sizeof value, "\"%s\"", l->ns);
     else if (!strcmp(k->flag, "worker-id-range") && l->range_lo >= 0)
       snprintf(value, sizeof value, "\"%lld-%lld\"", (long long)l->range_lo,

@@ -57,6 +57,11 @@ void idgen__gen_keys_of(idgen__kind kind, char *out, size_t outlen);
 const char *idgen__serve_opt_source(size_t i, int *line);
 const char *idgen__lease_opt_source(const char *name, int *line);
 
+/* The text of a lease option that holds one (etcd-cacert, etcd-cert, etcd-key,
+ * etcd-user, etcd-password-file: a generator's etcd_* keys), NULL for the others. */
+struct idgen_lease_config;
+const char *idgen__lease_key_text(const struct idgen_lease_config *l, const char *flag);
+
 /* --help's text (config_print.c). */
 void idgen__serve_config_usage(FILE *out);
 

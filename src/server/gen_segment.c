@@ -144,8 +144,9 @@ static int seg_open(idgen__generator **out, const idgen__gen_spec *spec,
   char dsn[IDGEN_CFG_DSN + 64], why[IDGEN_SEGMENT_WHY_MAX];
   idgen__gen_spec_dsn(spec, dsn, sizeof dsn);
   idgen__dsn_masked(dsn, s->dsn, sizeof s->dsn);
-  int rc = idgen__segment_backend_open(&s->backend, spec->backend, dsn,
-                                       (int64_t)spec->timeout_ms, why, sizeof why);
+  int rc = idgen__segment_backend_open_with(&s->backend, spec->backend, dsn,
+                                            (int64_t)spec->timeout_ms, &spec->lease, why,
+                                            sizeof why);
   if (rc < 0) {
     snprintf(err, errlen, "generator %s: %s", spec->name, why);
     goto fail;

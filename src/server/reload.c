@@ -96,6 +96,8 @@ static int key_differs(const idgen__gen_key *k, const idgen__gen_spec *a,
     return va != vb;
   }
   case GK_LEASE:
+    if (idgen__lease_key_text(la, k->flag))
+      return strcmp(idgen__lease_key_text(la, k->flag), idgen__lease_key_text(lb, k->flag));
     if (!strcmp(k->name, "namespace"))
       return strcmp(la->ns, lb->ns) != 0;
     if (!strcmp(k->name, "datacenter"))

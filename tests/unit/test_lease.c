@@ -657,6 +657,60 @@ static void test_config(void **state) {
   unsetenv("IDGEN_LEASE");
 }
 
+/* etcd's TLS and auth options: one scheme per list, the TLS files only with https://, a
+ * certificate with its key, a user with a password and the other way round; the
+ * password from the environment only. */
+static void test_config_etcd_access(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  char err[256];
+  const idgen_layout *l = layout_of("snowflake");
+  assert_int_equal(idgen_lease_config_set(&c, "lease", "etcd", err, sizeof err), 0);
+  assert_int_equal(
+      idgen_lease_config_set(&c, "etcd", "https://a:1,http://b:2", err, sizeof err),
+      IDGEN_EINVAL);
+  assert_non_null(strstr(err, "mix http:// and https://"));
+  assert_int_equal(idgen_lease_config_set(&c, "etcd", "http://a:1", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-cacert", "ca.pem", err, sizeof err), 0);
+  assert_string_equal(c.etcd_cacert, "ca.pem");
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--etcd-cacert: the etcd endpoints are http://"));
+  assert_int_equal(
+      idgen_lease_config_set(&c, "etcd", "https://a:1, https://b:2/", err, sizeof err), 0);
+  assert_int_equal(c.nendpoints, 2);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-cert", "c.pem", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--etcd-cert: needs --etcd-key"));
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-key", "c.key", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-key", "a\nb", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-user", "idgen", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--etcd-user: no password"));
+  setenv("IDGEN_ETCD_PASSWORD", "secret", 1);
+  setenv("IDGEN_ETCD_CACERT", "env-ca.pem", 1);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
+  unsetenv("IDGEN_ETCD_PASSWORD");
+  unsetenv("IDGEN_ETCD_CACERT");
+  assert_string_equal(c.etcd_password, "secret");
+  assert_string_equal(c.etcd_cacert, "env-ca.pem");
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  /* no flag carries a password */
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-password", "x", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-user", "", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "IDGEN_ETCD_PASSWORD: no --etcd-user"));
+  c.etcd_password[0] = '\0';
+  assert_int_equal(idgen_lease_config_set(&c, "etcd-password-file", "pw", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--etcd-password-file: no --etcd-user"));
+}
+
 static void test_unwritable_state_dir(void **state) {
   (void)state;
   idgen_lease_config c;
@@ -778,6 +832,7 @@ int main(void) {
       cmocka_unit_test(test_space),
       cmocka_unit_test(test_k8s_ordinal),
       cmocka_unit_test(test_config),
+      cmocka_unit_test(test_config_etcd_access),
       cmocka_unit_test_setup_teardown(test_unwritable_state_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keeper_arms_and_releases, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keeper_refuses_far_hwm, setup, teardown),

@@ -239,6 +239,55 @@ static void test_config_precedence(void **state) {
   assert_int_equal(cfg.gens[0].kind, KIND_ULID);
 }
 
+/* A segment generator on etcd takes the process's --etcd-* options, or its own
+ * etcd_* keys; the segment's checks refuse the TLS files with http://; --print-config
+ * never shows a password. */
+static void test_config_etcd_access(void **state) {
+  (void)state;
+  char err[512];
+  const char *yaml = "generators:\n"
+                     "  a: {kind: segment, backend: etcd, dsn: \"https://127.0.0.1:1\"}\n"
+                     "  b: {kind: segment, backend: etcd, dsn: \"https://127.0.0.1:1\",\n"
+                     "      etcd_cacert: b-ca.pem, etcd_user: b, etcd_password_file: pw}\n";
+  char *flags[] = {"--etcd-cacert", "/etc/hostname", "--etcd-user", "idgen", NULL};
+  setenv("IDGEN_ETCD_PASSWORD", "s3cret", 1);
+  assert_int_equal(load_yaml(yaml, flags, 0, err, sizeof err), IDGEN_CONFIG_SERVE);
+  unsetenv("IDGEN_ETCD_PASSWORD");
+  const idgen__gen_spec *a = idgen__serve_config_gen(&cfg, "a", 1);
+  const idgen__gen_spec *b = idgen__serve_config_gen(&cfg, "b", 1);
+  assert_string_equal(a->lease.etcd_cacert, "/etc/hostname");
+  assert_string_equal(a->lease.etcd_user, "idgen");
+  assert_string_equal(a->lease.etcd_password, "s3cret");
+  assert_string_equal(b->lease.etcd_cacert, "b-ca.pem");
+  assert_string_equal(b->lease.etcd_user, "b");
+  assert_string_equal(b->lease.etcd_password_file, "pw");
+  char *out = NULL;
+  size_t outlen = 0;
+  FILE *f = open_memstream(&out, &outlen);
+  idgen__serve_config_print(&cfg, f);
+  fclose(f);
+  assert_non_null(strstr(out, "etcd-cacert = \"/etc/hostname\"  # flag\n"));
+  assert_non_null(strstr(out, "etcd_cacert = \"b-ca.pem\"  # file:4\n"));
+  assert_non_null(strstr(out, "etcd-password = (set, not shown)"));
+  assert_null(strstr(out, "s3cret"));
+  free(out);
+  /* the checks: TLS files with an http:// DSN; a key without its certificate */
+  assert_int_equal(load_yaml("generators:\n  o: {kind: segment, backend: etcd, dsn: "
+                             "\"http://127.0.0.1:1\", etcd_cacert: ca.pem}\n",
+                             NULL, 1, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "--etcd-cacert: the etcd endpoints are http://"));
+  assert_int_equal(load_yaml("generators:\n  o: {kind: segment, backend: etcd, dsn: "
+                             "\"https://127.0.0.1:1\", etcd_key: k.pem}\n",
+                             NULL, 1, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "--etcd-key: needs --etcd-cert"));
+  assert_int_equal(load_yaml("generators:\n  o: {kind: snowflake, etcd_cacert: ca.pem}\n",
+                             NULL, 0, err, sizeof err),
+                   IDGEN_CONFIG_USAGE);
+  assert_non_null(strstr(err, "not an option of a snowflake generator"));
+}
+
 /* Each bad file: one line that names the file, the line and the key. */
 /* tokens: each its file, generators (a list, or every one) and decode; two tokens of
  * one value refused by the check. */
@@ -467,12 +516,12 @@ static void test_k8s_workers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),          cmocka_unit_test(test_usage_and_help),
-      cmocka_unit_test(test_token_length),      cmocka_unit_test(test_listeners_checked),
-      cmocka_unit_test(test_loopback),          cmocka_unit_test(test_config_file),
-      cmocka_unit_test(test_config_precedence), cmocka_unit_test(test_config_file_errors),
-      cmocka_unit_test(test_config_tokens),
-      cmocka_unit_test(test_fixed_workers),     cmocka_unit_test(test_k8s_workers),
+      cmocka_unit_test(test_defaults),           cmocka_unit_test(test_usage_and_help),
+      cmocka_unit_test(test_token_length),       cmocka_unit_test(test_listeners_checked),
+      cmocka_unit_test(test_loopback),           cmocka_unit_test(test_config_file),
+      cmocka_unit_test(test_config_precedence),  cmocka_unit_test(test_config_etcd_access),
+      cmocka_unit_test(test_config_file_errors), cmocka_unit_test(test_config_tokens),
+      cmocka_unit_test(test_fixed_workers),      cmocka_unit_test(test_k8s_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
