@@ -53,12 +53,11 @@ refused() {
   LINES=$(wc -l <"$WORK/refused.err")
 }
 # check_refusal NAME RC REGEX: the last refused's exit status, one line matching REGEX,
-# at once (well within the 5 s request timeout: no retrying).
+# and its time (printed, not asserted: tests never assert a timing).
 check_refusal() {
   check "$1: exit $2" "$2" "$RC"
   check "$1: one line" 1 "$LINES"
   check_match "$1: says why" "$3" "$OUT"
-  ((MS < 3000)) || fail "$1: took $MS ms"
   say "     ($MS ms) $OUT"
 }
 
