@@ -11,10 +11,12 @@
 # prefix deleted) makes its new holder wait, as a new worker file does. Part 8: a
 # keepalive answered without a TTL (a revoked lease) stops the holder at once.
 # Usage: lease_etcd_fence.sh /path/to/idgen [PART...]   (tests/integration/parts.bash:
-# fence is parts 1-5; release, fresh and revoked are parts 6, 7 and 8)
+# compares is 1 and 4, which need no holder; claim, takeover and late are 2, 3 and 5;
+# release, fresh and revoked are 6, 7 and 8. A mutant's run names only the part that
+# sees it: the whole script is a minute under load)
 source "$(dirname "$0")/lease_common.bash"
 source "$(dirname "$0")/parts.bash"
-parts fence release fresh revoked -- "${@:2}"
+parts compares claim takeover late release fresh revoked -- "${@:2}"
 TXN_BODY=$BUILD/etcd_txn_body
 [[ -x $TXN_BODY ]] || { echo "$TXN_BODY not built" >&2; exit 1; }
 command -v etcd >/dev/null || "$SRC/scripts/deps.sh" test
@@ -51,8 +53,9 @@ hwm_history() { # key: every hwm_ms the key has held, oldest first (a watch from
     done
 }
 
-# Part fence, 1-5 (left unindented in its if, to keep its lines' history).
-if part fence; then
+# The parts are left unindented in their ifs, to keep their lines' history.
+# Part compares: 1 and 4 (the bodies against etcd, no holder).
+if part compares; then
 # 1. The compares, with the bodies idgen sends: a claim of a worker key that exists fails,
 #    of a free one succeeds; a HWM write fenced by a lease the worker key does not carry
 #    fails and writes nothing, by the lease it carries succeeds.
@@ -71,6 +74,28 @@ txn_succeeds "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" 0 '{"hwm_ms":"7"}')" &&
   [[ $(hwm_of c 0) == 7 ]] || fail "HWM write under the worker key's own lease refused"
 ok "compares: a taken worker key and a foreign lease refused; a free key and its own lease pass"
 
+# 4. A HWM write applied late: two writes made at the HWM key's revision R (a write its
+#    holder gave up on, then the next one), the later one applied first. The late one is
+#    refused, etcd's failure read says the key moved while the worker key carries that
+#    lease, and the HWM does not drop; a write at the key's revision now passes.
+rev=$(rev_of "$hk")
+stale=$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev" '{"hwm_ms":"8"}')
+newer=$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev" '{"hwm_ms":"9"}')
+read -r what rev9 < <(txn_outcome "$newer" "$theirs" "$rev")
+[[ $what == written && $rev9 -gt $rev && $(hwm_of c 0) == 9 ]] ||
+  fail "the later HWM write: '$what $rev9', HWM $(hwm_of c 0)"
+read -r what now < <(txn_outcome "$stale" "$theirs" "$rev")
+[[ $what == moved && $now == "$rev9" && $(hwm_of c 0) == 9 ]] ||
+  fail "a HWM write applied after a later one: '$what $now', HWM $(hwm_of c 0) (9 expected)"
+read -r what _ < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$ours" "$hk" "$rev9" '{"hwm_ms":"1"}')" "$ours" "$rev9")
+[[ $what == not-ours && $(hwm_of c 0) == 9 ]] || fail "a foreign lease at the right revision: '$what'"
+read -r what _ < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev9" '{"hwm_ms":"10"}')" "$theirs" "$rev9")
+[[ $what == written && $(hwm_of c 0) == 10 ]] || fail "a write at the revision now: '$what', HWM $(hwm_of c 0)"
+ok "late HWM write (revision $rev) after a later one ($rev9): refused as moved, HWM stays 9; at $rev9 it passes"
+
+fi # part compares
+
+if part claim; then
 # 2. The claim reads the HWM in its transaction: one 1.5 s ahead of the clock becomes the
 #    holder's floor and its first ID is past it; an unreadable one is never read as 0: the
 #    holder passes that worker ID over (says so) and issues on the next one.
@@ -90,6 +115,9 @@ on0=$(awk '$2 == 0' "$T/u.out" | wc -l)
   fail "unreadable HWM at worker 0: worker $(worker_of "$T/u.err"), $on0 IDs on worker 0"
 ok "claim read the HWM: floor $ahead, first ID at $first; an unreadable one passed over: $(sed -n 's/^# skipped //p' "$T/u.err" | cut -c1-90)"
 
+fi # part claim
+
+if part takeover; then
 # 3. The worker key re-put under another lease while the holder's lease lives: its next
 #    HWM write fails the fence; it logs that, stops issuing on that worker (never above
 #    the last HWM it wrote) and carries on with another worker ID.
@@ -119,25 +147,9 @@ moved=$(awk '$2 == 1' "$T/t.out" | wc -l)
   fail "worker 0: last ms $amax (HWM $hwm), $late IDs after the refusal; $moved IDs on worker 1"
 ok "worker key taken over: fence refused; worker 0's last ms $amax <= HWM $hwm, none after; $moved IDs on worker 1"
 
-# 4. A HWM write applied late: two writes made at the HWM key's revision R (a write its
-#    holder gave up on, then the next one), the later one applied first. The late one is
-#    refused, etcd's failure read says the key moved while the worker key carries that
-#    lease, and the HWM does not drop; a write at the key's revision now passes.
-rev=$(rev_of "$hk")
-stale=$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev" '{"hwm_ms":"8"}')
-newer=$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev" '{"hwm_ms":"9"}')
-read -r what rev9 < <(txn_outcome "$newer" "$theirs" "$rev")
-[[ $what == written && $rev9 -gt $rev && $(hwm_of c 0) == 9 ]] ||
-  fail "the later HWM write: '$what $rev9', HWM $(hwm_of c 0)"
-read -r what now < <(txn_outcome "$stale" "$theirs" "$rev")
-[[ $what == moved && $now == "$rev9" && $(hwm_of c 0) == 9 ]] ||
-  fail "a HWM write applied after a later one: '$what $now', HWM $(hwm_of c 0) (9 expected)"
-read -r what _ < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$ours" "$hk" "$rev9" '{"hwm_ms":"1"}')" "$ours" "$rev9")
-[[ $what == not-ours && $(hwm_of c 0) == 9 ]] || fail "a foreign lease at the right revision: '$what'"
-read -r what _ < <(txn_outcome "$("$TXN_BODY" fenced "$wk" "$theirs" "$hk" "$rev9" '{"hwm_ms":"10"}')" "$theirs" "$rev9")
-[[ $what == written && $(hwm_of c 0) == 10 ]] || fail "a write at the revision now: '$what', HWM $(hwm_of c 0)"
-ok "late HWM write (revision $rev) after a later one ($rev9): refused as moved, HWM stays 9; at $rev9 it passes"
+fi # part takeover
 
+if part late; then
 # 5. One of a live holder's own writes lands late: a write under its lease, at the HWM
 #    key's revision, lowers its HWM to 1 between two of its writes. Its next write finds
 #    the key moved (the worker key still carries its lease), takes the new revision and
@@ -200,7 +212,7 @@ for v in $held; do
   [[ " $history" == *" $v "* ]] || fail "the holder holds HWM $v written, and etcd never had it (history: $history)"
 done
 ok "a late write of the holder's own set HWM 1 (revision $injected): the holder wrote $restored again, $after IDs after; its $(wc -w <<<"$held") HWMs all in etcd's history; one an hour ahead kept by the retry; final HWM $final after another"
-fi # part fence
+fi # part late
 
 # 6. A release that keeps the HWM as it is (release(0)): a holder that wins worker 0 and
 #    finds its HWM a minute ahead, beyond --hwm-wait-max, gives the ID back without a
