@@ -147,7 +147,7 @@ static int zk_error(zk_lease *z, int zrc, const char *what, const char *path) {
   if (zrc == ZNOAUTH)
     return idgen__why(&z->base, IDGEN_EUNAVAIL,
                       "zookeeper %s: %s %s: not allowed by the ACL (%s)", z->hosts, what,
-                      path, z->user[0] ? "its ACL was changed?" : "give --zk-user");
+                      path, z->user[0] ? "changed since the start?" : "give --zk-user");
   return idgen__why(&z->base, IDGEN_EUNAVAIL, "zookeeper %s %s: %s", what, path,
                     zerror(zrc));
 }
@@ -173,7 +173,8 @@ static void node_of(const zk_lease *z, int64_t dc, const char *kind, uint64_t w,
 static char scheme_digest[] = "digest", scheme_world[] = "world", id_anyone[] = "anyone";
 
 /* What this provider needs of a node it uses: read it, write it (a HWM), make and
- * delete its children (worker nodes). ADMIN (setACL) is ours too, but not needed. */
+ * delete its children (worker nodes). Its nodes give it ADMIN too, which lets it read
+ * the digest in an ACL: ZooKeeper shows others "user:x". */
 #define ZK_PERMS_USED (ZOO_PERM_READ | ZOO_PERM_WRITE | ZOO_PERM_CREATE | ZOO_PERM_DELETE)
 #define ZK_PERMS_CHANGE                                                                    \
   (ZOO_PERM_WRITE | ZOO_PERM_CREATE | ZOO_PERM_DELETE | ZOO_PERM_ADMIN)
@@ -188,7 +189,8 @@ static int digest_setup(zk_lease *z, char *err, size_t errlen) {
   unsigned int mdlen = 0;
   unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
   if (!EVP_Digest(z->auth, strlen(z->auth), md, &mdlen, EVP_sha1(), NULL)) {
-    snprintf(err, errlen, "zookeeper %s: SHA-1 not available from libcrypto", z->hosts);
+    if (err && errlen)
+      snprintf(err, errlen, "zookeeper %s: SHA-1 not available from libcrypto", z->hosts);
     return IDGEN_EUNAVAIL;
   }
   EVP_EncodeBlock(b64, md, (int)mdlen);
