@@ -138,10 +138,12 @@ stop() {
   cluster_stop "$1" 100 "$(leader "$1" 2>/dev/null || echo -1)"
 }
 
+# cli: its answers on stdout, a refusal's too ("Insufficient permission : PATH", which
+# ZooKeeperMain writes on stderr); SLF4J's start-up lines dropped.
 cli() { # dir args...: one command through ZooKeeperMain against member 0's address
   local dir=$1; shift
   java "${JVM[@]}" -cp "$CP" org.apache.zookeeper.ZooKeeperMain -server "$(cat "$dir/endpoints")" "$@" \
-    2>/dev/null | grep -v '^WATCHER::\|^WatchedEvent\|^$\|^Connecting' || true
+    2>&1 | grep -v '^SLF4J\|^WATCHER::\|^WatchedEvent\|^$\|^Connecting' || true
 }
 
 cmd=${1:-}

@@ -89,6 +89,14 @@ typedef struct idgen_lease_config {
                                                     IDGEN_ETCD_PASSWORD_FILE: read at
                                                     open; wins over etcd_password */
   char etcd_password[IDGEN_LEASE_NAME_MAX * 4];  /* IDGEN_ETCD_PASSWORD (no flag) */
+  /* ZooKeeper digest auth: with a user, the provider authenticates each session
+   * (zoo_add_auth "digest") and makes its nodes writable by that user alone (readable by
+   * all); see docs/leases.md, "ZooKeeper auth". "" = none: open nodes, as before. */
+  char zk_user[IDGEN_LEASE_NAME_MAX];          /* --zk-user, IDGEN_ZK_USER (no ':') */
+  char zk_password_file[IDGEN_LEASE_PATH_MAX]; /* --zk-password-file FILE,
+                                                  IDGEN_ZK_PASSWORD_FILE: read at open;
+                                                  wins over zk_password */
+  char zk_password[IDGEN_LEASE_NAME_MAX * 4];  /* IDGEN_ZK_PASSWORD (no flag) */
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
@@ -118,8 +126,9 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
  * IDGEN_WORKER_ID, IDGEN_WORKER_ID_OFFSET, IDGEN_POD_INDEX, IDGEN_ETCD, IDGEN_ZOOKEEPER,
  * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
  * IDGEN_REGION, IDGEN_K8S_REPLICAS, IDGEN_REDIS, IDGEN_ETCD_CACERT, IDGEN_ETCD_CERT,
- * IDGEN_ETCD_KEY, IDGEN_ETCD_USER, IDGEN_ETCD_PASSWORD_FILE) and IDGEN_ETCD_PASSWORD,
- * which no flag sets. Call before the flags, so that flags win. IDGEN_EINVAL
+ * IDGEN_ETCD_KEY, IDGEN_ETCD_USER, IDGEN_ETCD_PASSWORD_FILE, IDGEN_ZK_USER,
+ * IDGEN_ZK_PASSWORD_FILE) and IDGEN_ETCD_PASSWORD and IDGEN_ZK_PASSWORD, which no flag
+ * sets. Call before the flags, so that flags win. IDGEN_EINVAL
  * with a reason naming the variable. */
 IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
 
@@ -152,7 +161,8 @@ IDGEN_API uint64_t idgen_lease_space_worker(const idgen_lease_space *space,
  * k8s_replicas, the ordinal below it and offset + k8s_replicas - 1 (the last pod's
  * worker) within the field and the range too; endpoints present for etcd (the TLS
  * files only with https:// ones, a certificate with its key, a user with a password
- * source and a password with a user), and --zookeeper's hosts for zookeeper. */
+ * source and a password with a user), and --zookeeper's hosts for zookeeper (--zk-user
+ * without a colon, with a password source, and a password with a user). */
 IDGEN_API int idgen_lease_config_check(const idgen_lease_config *config,
                                        const idgen_layout *layout, char *err,
                                        size_t errlen);

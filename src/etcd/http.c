@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "etcd/client.h"
+#include "lease/lease_internal.h"
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static void curl_init_once(void) {
@@ -50,35 +51,8 @@ static int read_password(idgen__etcd_http *h, const idgen_lease_config *c, char 
     snprintf(h->password, sizeof h->password, "%s", c->etcd_password);
     return 0;
   }
-  const char *path = c->etcd_password_file;
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    if (err && errlen)
-      snprintf(err, errlen, "--etcd-password-file %s: %s", path, strerror(errno));
-    return IDGEN_EINVAL;
-  }
-  char buf[sizeof h->password + 2];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  if (n && buf[n - 1] == '\n')
-    buf[--n] = '\0';
-  if (n && buf[n - 1] == '\r')
-    buf[--n] = '\0';
-  const char *why = !n                        ? "empty"
-                    : n >= sizeof h->password ? "too long"
-                    : strlen(buf) != n        ? "holds a NUL byte"
-                    : strpbrk(buf, "\r\n")    ? "more than one line"
-                                              : NULL;
-  if (why) {
-    if (err && errlen)
-      snprintf(err, errlen, "--etcd-password-file %s: %s", path, why);
-    memset(buf, 0, sizeof buf);
-    return IDGEN_EINVAL;
-  }
-  memcpy(h->password, buf, n + 1);
-  memset(buf, 0, sizeof buf);
-  return 0;
+  return idgen__password_file_read("etcd-password-file", c->etcd_password_file, h->password,
+                                   sizeof h->password, err, errlen);
 }
 
 int idgen__etcd_http_init(idgen__etcd_http *h, const idgen_lease_config *c, char *err,

@@ -95,6 +95,12 @@ static const idgen_lease_option options[] = {
     {"zookeeper", "IDGEN_ZOOKEEPER", 1, "HOST:PORT[,...]",
      "zookeeper: the ensemble's servers, comma-separated (host:port); its maxClientCnxns "
      "must allow one connection per generator"},
+    {"zk-user", "IDGEN_ZK_USER", 1, "USER",
+     "zookeeper: authenticate each session as digest user USER (no ':') and make the "
+     "namespace's nodes writable by USER alone, readable by all; the password from "
+     "--zk-password-file or IDGEN_ZK_PASSWORD"},
+    {"zk-password-file", "IDGEN_ZK_PASSWORD_FILE", 1, "FILE",
+     "zookeeper: file holding --zk-user's password (one line), read at start"},
     {"redis", "IDGEN_REDIS", 1, "URL",
      "redis: the primary, redis://[user:pass@]HOST:PORT[/db] (not a consensus store: "
      "see docs/leases.md)"},
@@ -281,8 +287,8 @@ static const struct {
     {"redis-min-replicas", offsetof(idgen_lease_config, redis_min_replicas)},
 };
 
-/* The string field of an etcd TLS or auth option (etcd-cacert, ...): 1 with *dst and
- * *cap, 0 for another name. */
+/* The string field of an etcd TLS or auth option (etcd-cacert, ...) or a ZooKeeper auth
+ * option (zk-user, zk-password-file): 1 with *dst and *cap, 0 for another name. */
 static int etcd_access_field(idgen_lease_config *c, const char *name, char **dst,
                              size_t *cap) {
   const struct {
@@ -295,6 +301,8 @@ static int etcd_access_field(idgen_lease_config *c, const char *name, char **dst
       {"etcd-key", c->etcd_key, sizeof c->etcd_key},
       {"etcd-user", c->etcd_user, sizeof c->etcd_user},
       {"etcd-password-file", c->etcd_password_file, sizeof c->etcd_password_file},
+      {"zk-user", c->zk_user, sizeof c->zk_user},
+      {"zk-password-file", c->zk_password_file, sizeof c->zk_password_file},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
     if (!strcmp(name, fields[i].name)) {
@@ -407,14 +415,37 @@ int idgen_lease_config_env(idgen_lease_config *c, char *err, size_t errlen) {
       return fail(err, errlen, "%s%s", o->env, colon ? colon : ": bad value");
     }
   }
-  /* The password has no flag: a command line is visible to every user of the host. */
-  const char *pw = getenv("IDGEN_ETCD_PASSWORD");
-  if (pw && *pw) {
-    if (strlen(pw) >= sizeof c->etcd_password)
-      return fail(err, errlen, "IDGEN_ETCD_PASSWORD: too long (%zu bytes at most)",
-                  sizeof c->etcd_password - 1);
-    snprintf(c->etcd_password, sizeof c->etcd_password, "%s", pw);
+  /* A password has no flag: a command line is visible to every user of the host. */
+  const struct {
+    const char *env;
+    char *field;
+    size_t cap;
+  } passwords[] = {{"IDGEN_ETCD_PASSWORD", c->etcd_password, sizeof c->etcd_password},
+                   {"IDGEN_ZK_PASSWORD", c->zk_password, sizeof c->zk_password}};
+  for (size_t i = 0; i < sizeof passwords / sizeof passwords[0]; i++) {
+    const char *pw = getenv(passwords[i].env);
+    if (!pw || !*pw)
+      continue;
+    if (strlen(pw) >= passwords[i].cap)
+      return fail(err, errlen, "%s: too long (%zu bytes at most)", passwords[i].env,
+                  passwords[i].cap - 1);
+    snprintf(passwords[i].field, passwords[i].cap, "%s", pw);
   }
+  return 0;
+}
+
+/* ZooKeeper's digest provider splits "user:password" at the first colon. */
+static int zk_access_check(const idgen_lease_config *c, char *err, size_t errlen) {
+  int has_pw = c->zk_password_file[0] || c->zk_password[0];
+  if (strchr(c->zk_user, ':'))
+    return fail(err, errlen, "--zk-user: '%s' holds a ':' (a digest user name cannot)",
+                c->zk_user);
+  if (c->zk_user[0] && !has_pw)
+    return fail(err, errlen,
+                "--zk-user: no password (--zk-password-file FILE or IDGEN_ZK_PASSWORD)");
+  if (!c->zk_user[0] && has_pw)
+    return fail(err, errlen, "%s: no --zk-user to authenticate as",
+                c->zk_password_file[0] ? "--zk-password-file" : "IDGEN_ZK_PASSWORD");
   return 0;
 }
 
@@ -574,7 +605,7 @@ static int check_zookeeper(const idgen_lease_config *c, const idgen_lease_space 
   if (!c->zookeeper[0])
     return fail(err, errlen,
                 "--lease zookeeper needs --zookeeper HOST:PORT[,...] (or IDGEN_ZOOKEEPER)");
-  return 0;
+  return zk_access_check(c, err, errlen);
 }
 
 /* A claim that finds no HWM history waits TTL + ahead (src/lease/redis.c). */

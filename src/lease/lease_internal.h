@@ -114,6 +114,13 @@ IDGEN__EXPORT int idgen__lease_forked(uint64_t fork_gen);
 IDGEN__EXPORT int idgen__lease_etcd_access_check(const idgen_lease_config *config,
                                                  char *err, size_t errlen);
 
+/* Reads the password file at path (the option --opt names it) into out (cap bytes, at
+ * most IDGEN_LEASE_NAME_MAX * 4): its one line, the line end dropped. IDGEN_EINVAL with
+ * "--opt path: why" in err for a file that cannot be read, is empty, too long, holds a
+ * NUL byte or more than one line. */
+IDGEN__EXPORT int idgen__password_file_read(const char *opt, const char *path, char *out,
+                                            size_t cap, char *err, size_t errlen);
+
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */
 int idgen__k8s_ordinal(const idgen_lease_config *config, int64_t *out, char *err,

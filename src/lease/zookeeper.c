@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <zookeeper/zookeeper.h>
 
 #include "core/core_internal.h"
@@ -39,6 +41,12 @@ typedef struct zk_lease {
   uint64_t worker;     /* the claimed value held */
   int32_t hwm_version; /* our HWM node's version as we last saw it (the fence) */
   uint64_t fork_gen;
+  /* Digest auth (--zk-user; "" = none: nodes open to all, as before). */
+  char user[IDGEN_LEASE_NAME_MAX];
+  char auth[IDGEN_LEASE_NAME_MAX * 5 + 2];   /* "user:password", for zoo_add_auth */
+  char digest_id[IDGEN_LEASE_NAME_MAX + 96]; /* "user:BASE64(SHA1(user:password))" */
+  struct ACL node_acl[2], root_acl[2];       /* point into digest_id */
+  struct ACL_vector node_acls, root_acls;    /* see acl_for */
 } zk_lease;
 
 /* The client calls it from its completion thread, possibly holding its locks: it must
@@ -110,7 +118,16 @@ static int session_ready(zk_lease *z) {
   if (!z->zh)
     return idgen__why(&z->base, IDGEN_EUNAVAIL, "zookeeper %s: cannot make a client",
                       z->hosts);
-  int rc = session_wait(z);
+  /* A handle keeps its auth and sends it first on every connection it makes (the C
+   * client's send_auth_info), but a new handle, for a new session, has none: add it
+   * here, before the first connection, so that it precedes every request. */
+  int rc = 0;
+  if (z->user[0] &&
+      zoo_add_auth(z->zh, "digest", z->auth, (int)strlen(z->auth), NULL, NULL) != ZOK)
+    rc = idgen__why(&z->base, IDGEN_EUNAVAIL, "zookeeper %s: cannot add digest auth",
+                    z->hosts);
+  if (!rc)
+    rc = session_wait(z);
   if (rc) {
     session_close(z);
     return rc;
@@ -127,6 +144,10 @@ static int zk_error(zk_lease *z, int zrc, const char *what, const char *path) {
   if (zrc == ZSESSIONEXPIRED || (z->zh && zoo_state(z->zh) == ZOO_EXPIRED_SESSION_STATE))
     return idgen__why(&z->base, IDGEN_ELEASE, "zookeeper %s %s: session expired", what,
                       path);
+  if (zrc == ZNOAUTH)
+    return idgen__why(&z->base, IDGEN_EUNAVAIL,
+                      "zookeeper %s: %s %s: not allowed by the ACL (%s)", z->hosts, what,
+                      path, z->user[0] ? "changed since the start?" : "give --zk-user");
   return idgen__why(&z->base, IDGEN_EUNAVAIL, "zookeeper %s %s: %s", what, path,
                     zerror(zrc));
 }
@@ -147,10 +168,168 @@ static void node_of(const zk_lease *z, int64_t dc, const char *kind, uint64_t w,
   snprintf(out, outlen, "%s/%s/%llu", root, kind, (unsigned long long)w);
 }
 
+/* ---- Digest ACLs (--zk-user; docs/leases.md, "ZooKeeper auth") ---------------------- */
+
+static char scheme_digest[] = "digest", scheme_world[] = "world", id_anyone[] = "anyone";
+
+/* What this provider needs of a node it uses: read it, write it (a HWM), make and
+ * delete its children (worker nodes). Its nodes give it ADMIN too, which lets it read
+ * the digest in an ACL: ZooKeeper shows others "user:x". */
+#define ZK_PERMS_USED (ZOO_PERM_READ | ZOO_PERM_WRITE | ZOO_PERM_CREATE | ZOO_PERM_DELETE)
+#define ZK_PERMS_CHANGE                                                                    \
+  (ZOO_PERM_WRITE | ZOO_PERM_CREATE | ZOO_PERM_DELETE | ZOO_PERM_ADMIN)
+
+/* The digest id ZooKeeper's DigestAuthenticationProvider derives from "user:password":
+ * user:BASE64(SHA1(user:password)), and the ACLs made of it. An explicit digest ACL,
+ * not ZOO_CREATOR_ALL_ACL ("auth"): the id is needed anyway to check the ACLs of nodes
+ * that exist (a wrong password, a tree made without auth), and a node's ACL then names
+ * this user alone whatever other ids the session carries. */
+static int digest_setup(zk_lease *z, char *err, size_t errlen) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int mdlen = 0;
+  unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+  if (!EVP_Digest(z->auth, strlen(z->auth), md, &mdlen, EVP_sha1(), NULL)) {
+    if (err && errlen)
+      snprintf(err, errlen, "zookeeper %s: SHA-1 not available from libcrypto", z->hosts);
+    return IDGEN_EUNAVAIL;
+  }
+  EVP_EncodeBlock(b64, md, (int)mdlen);
+  snprintf(z->digest_id, sizeof z->digest_id, "%s:%s", z->user, (const char *)b64);
+  OPENSSL_cleanse(md, sizeof md);
+  z->node_acl[0] = (struct ACL){ZOO_PERM_ALL, {scheme_digest, z->digest_id}};
+  z->node_acl[1] = (struct ACL){ZOO_PERM_READ, {scheme_world, id_anyone}};
+  z->root_acl[0] = z->node_acl[0];
+  z->root_acl[1] = (struct ACL){ZOO_PERM_READ | ZOO_PERM_CREATE, {scheme_world, id_anyone}};
+  z->node_acls = (struct ACL_vector){2, z->node_acl};
+  z->root_acls = (struct ACL_vector){2, z->root_acl};
+  return 0;
+}
+
+/* The ACL of a node this provider makes. Without --zk-user open to all, as before; with
+ * it, everything for our digest id and reading for all (holder records and HWMs hold
+ * no secret, and `idgen lease` lists them without credentials). /idgen is the parent
+ * of every namespace: anyone may create there too, so that other users' namespaces
+ * can be made beside ours (ours cannot be deleted: it is never empty). */
+static struct ACL_vector *acl_for(zk_lease *z, const char *path) {
+  if (!z->user[0])
+    return &ZOO_OPEN_ACL_UNSAFE;
+  return strcmp(path, "/idgen") ? &z->node_acls : &z->root_acls;
+}
+
+/* An ACL as text, digests cut to their user ("digest:alice:cdrwa,world:anyone:r"). */
+static void acl_text(const struct ACL_vector *acl, char *out, size_t outlen) {
+  size_t at = 0;
+  out[0] = '\0';
+  for (int i = 0; i < acl->count && at < outlen; i++) {
+    const struct ACL *e = &acl->data[i];
+    const char *id = e->id.id ? e->id.id : "";
+    int idlen = (int)strlen(id);
+    if (e->id.scheme && !strcmp(e->id.scheme, "digest") && strchr(id, ':'))
+      idlen = (int)(strchr(id, ':') - id);
+    char perms[6];
+    int np = 0;
+    const char letters[] = "cdrwa";
+    const int bits[] = {ZOO_PERM_CREATE, ZOO_PERM_DELETE, ZOO_PERM_READ, ZOO_PERM_WRITE,
+                        ZOO_PERM_ADMIN};
+    for (int b = 0; b < 5; b++)
+      if (e->perms & bits[b])
+        perms[np++] = letters[b];
+    perms[np] = '\0';
+    int w = snprintf(out + at, outlen - at, "%s%s:%.*s:%s", i ? "," : "",
+                     e->id.scheme ? e->id.scheme : "", idlen, id, perms);
+    at += w > 0 ? (size_t)w : 0;
+  }
+}
+
+/* Whether an existing node's ACL lets this provider, and only it, change the node: 0,
+ * 1 when the node is absent, or IDGEN_EUNAVAIL with one line naming the ensemble. With
+ * --zk-user: refused when anyone may change it (a tree made without auth: idgen never
+ * rewrites an ACL it did not set), when it is this user's with another password, or
+ * another user's. Without: refused when it is closed to us (made with --zk-user). */
+static int acl_check(zk_lease *z, const char *path) {
+  struct ACL_vector acl = {0, NULL};
+  struct Stat st;
+  int zrc = zoo_get_acl(z->zh, path, &acl, &st);
+  if (zrc == ZNONODE)
+    return 1;
+  if (zrc != ZOK)
+    return zk_error(z, zrc, "getACL", path);
+  int world = 0, ours = 0, same_user = 0;
+  size_t ulen = strlen(z->user);
+  for (int i = 0; i < acl.count; i++) {
+    const struct ACL *e = &acl.data[i];
+    const char *scheme = e->id.scheme ? e->id.scheme : "", *id = e->id.id ? e->id.id : "";
+    if (!strcmp(scheme, "world") && !strcmp(id, "anyone"))
+      world |= e->perms;
+    else if (ulen && !strcmp(scheme, "digest") && !strcmp(id, z->digest_id))
+      ours |= e->perms;
+    else if (ulen && !strcmp(scheme, "digest") && !strncmp(id, z->user, ulen) &&
+             id[ulen] == ':')
+      same_user = 1;
+  }
+  char text[256];
+  acl_text(&acl, text, sizeof text);
+  deallocate_ACL_vector(&acl);
+  if (!ulen) {
+    if ((world & ZK_PERMS_USED) == ZK_PERMS_USED || z->readonly)
+      return 0;
+    return idgen__why(&z->base, IDGEN_EUNAVAIL,
+                      "zookeeper %s: %s is closed to clients without credentials (its "
+                      "ACL: %s): give --zk-user and --zk-password-file",
+                      z->hosts, path, text);
+  }
+  if (world & ZK_PERMS_CHANGE)
+    return idgen__why(&z->base, IDGEN_EUNAVAIL,
+                      "zookeeper %s: %s lets anyone change it (ACL %s: made without "
+                      "--zk-user?): idgen does not take it over; set its ACL first "
+                      "(docs/leases.md, \"ZooKeeper auth\")",
+                      z->hosts, path, text);
+  if ((ours & ZK_PERMS_USED) == ZK_PERMS_USED)
+    return 0;
+  if (same_user && !ours)
+    return idgen__why(&z->base, IDGEN_EUNAVAIL,
+                      "zookeeper %s: %s belongs to user '%s' with another password: wrong "
+                      "--zk-password-file or IDGEN_ZK_PASSWORD?",
+                      z->hosts, path, z->user);
+  return idgen__why(&z->base, IDGEN_EUNAVAIL,
+                    "zookeeper %s: %s does not let user '%s' read, write, create and "
+                    "delete (its ACL: %s)",
+                    z->hosts, path, z->user, text);
+}
+
+/* Checks the nodes of our space that exist (the namespace and datacenter folders, the
+ * workers and hwm folders) without making any: at open, so that a wrong password or a
+ * tree it may not use is refused at start, in one line. */
+static int check_tree(zk_lease *z) {
+  if (!z->user[0] && z->readonly)
+    return 0; /* reading needs no credentials */
+  char root[128], path[ZK_PATH_MAX];
+  space_root(z, z->space.datacenter, root, sizeof root);
+  const char *kinds[] = {"workers", "hwm"};
+  for (size_t k = 0; k < 2; k++) {
+    snprintf(path, sizeof path, "%s/%s", root, kinds[k]);
+    size_t ns_len = strlen("/idgen/") + strlen(z->ns);
+    for (char *p = path + ns_len;; p++) { /* /idgen/<ns>, each prefix below, the whole */
+      char save = *p;
+      if (save != '/' && save != '\0')
+        continue;
+      *p = '\0';
+      int rc = acl_check(z, path);
+      *p = save;
+      if (rc < 0)
+        return rc;
+      if (rc == 1 || !save)
+        break; /* absent: so is everything below */
+    }
+  }
+  return 0;
+}
+
 /* Makes the persistent folders of datacenter dc's space (those that exist stay). */
 static int ensure_dirs_of(zk_lease *z, int64_t dc) {
   char root[128], path[ZK_PATH_MAX];
   space_root(z, dc, root, sizeof root);
+  size_t ns_len = strlen("/idgen/") + strlen(z->ns);
   const char *kinds[] = {"workers", "hwm"};
   for (size_t k = 0; k < 2; k++) {
     snprintf(path, sizeof path, "%s/%s", root, kinds[k]);
@@ -159,10 +338,19 @@ static int ensure_dirs_of(zk_lease *z, int64_t dc) {
       if (save != '/' && save != '\0')
         continue;
       *p = '\0';
-      int zrc = zoo_create(z->zh, path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
+      int zrc = zoo_create(z->zh, path, NULL, -1, acl_for(z, path), 0, NULL, 0);
+      int rc = 0;
+      if (zrc == ZNODEEXISTS && strlen(path) >= ns_len)
+        rc = acl_check(z, path); /* /idgen itself is every namespace's: not checked */
       *p = save;
+      if (zrc == ZNOAUTH)
+        return idgen__why(&z->base, IDGEN_EUNAVAIL,
+                          "zookeeper %s: not allowed to create %s (its parent's ACL)%s",
+                          z->hosts, path, z->user[0] ? "" : ": give --zk-user");
       if (zrc != ZOK && zrc != ZNODEEXISTS)
         return zk_error(z, zrc, "create", path);
+      if (rc < 0)
+        return rc;
       if (!save)
         break;
     }
@@ -386,23 +574,22 @@ static int node_is_ours(zk_lease *z, const char *path) {
 static int claim_multi(zk_lease *z, acquiring *a, zoo_op_result_t *results, int *nops) {
   zoo_op_t ops[6];
   int n = 0;
-  zoo_create_op_init(&ops[n++], a->wpath, a->self, (int)strlen(a->self),
-                     &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL, NULL, 0);
+  struct ACL_vector *acl = acl_for(z, a->wpath);
+  zoo_create_op_init(&ops[n++], a->wpath, a->self, (int)strlen(a->self), acl, ZOO_EPHEMERAL,
+                     NULL, 0);
   if (a->hwm.found)
     zoo_set_op_init(&ops[n++], a->hwm.path, a->hwm.data, a->hwm.len, a->hwm.version, NULL);
   else
-    zoo_create_op_init(&ops[n++], a->hwm.path, a->fresh, (int)strlen(a->fresh),
-                       &ZOO_OPEN_ACL_UNSAFE, 0, NULL, 0);
-  if (a->has_other) {
-    zoo_create_op_init(&ops[n++], a->owpath, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_EPHEMERAL,
+    zoo_create_op_init(&ops[n++], a->hwm.path, a->fresh, (int)strlen(a->fresh), acl, 0,
                        NULL, 0);
+  if (a->has_other) {
+    zoo_create_op_init(&ops[n++], a->owpath, NULL, -1, acl, ZOO_EPHEMERAL, NULL, 0);
     zoo_delete_op_init(&ops[n++], a->owpath, -1);
     if (a->ohwm.found) {
       zoo_set_op_init(&ops[n++], a->ohwm.path, a->ohwm.data, a->ohwm.len, a->ohwm.version,
                       NULL);
     } else {
-      zoo_create_op_init(&ops[n++], a->ohwm.path, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, 0, NULL,
-                         0);
+      zoo_create_op_init(&ops[n++], a->ohwm.path, NULL, -1, acl, 0, NULL, 0);
       zoo_delete_op_init(&ops[n++], a->ohwm.path, -1);
     }
   }
@@ -449,6 +636,16 @@ static try_result pick(zk_lease *z, acquiring *a, int *rc) {
     node_of(z, odc, "hwm", ow, a->ohwm.path, sizeof a->ohwm.path);
     bad = a->ohwm.path;
     *rc = read_hwm(z, &a->ohwm);
+  }
+  /* With --zk-user, a HWM node made without it (anyone may rewrite it) is refused. */
+  if (z->user[0] && (!*rc || *rc == IDGEN_EEMPTY || *rc == IDGEN_EFORMAT)) {
+    int arc = a->hwm.found ? acl_check(z, a->hwm.path) : 0;
+    if (arc >= 0 && !*rc && a->has_other && a->ohwm.found)
+      arc = acl_check(z, a->ohwm.path);
+    if (arc < 0) {
+      *rc = arc;
+      return TRY_FAILED;
+    }
   }
   if (*rc == IDGEN_EEMPTY || *rc == IDGEN_EFORMAT) {
     /* one bad record must not stop everyone (all take the smallest free ID) */
@@ -846,7 +1043,26 @@ static void zk_free(idgen_lease *l) {
    * lease. The child leaves it be (its copy of the client has no threads anyway). */
   if (!idgen__lease_forked(z->fork_gen))
     session_close(z);
+  OPENSSL_cleanse(z->auth, sizeof z->auth);
   free(z);
+}
+
+/* "user:password" from the config (the password file read now), and its digest id. */
+static int auth_setup(zk_lease *z, const idgen_lease_config *c, char *err, size_t errlen) {
+  char pw[sizeof c->zk_password];
+  int rc = 0;
+  if (c->zk_password_file[0])
+    rc = idgen__password_file_read("zk-password-file", c->zk_password_file, pw, sizeof pw,
+                                   err, errlen);
+  else
+    snprintf(pw, sizeof pw, "%s", c->zk_password);
+  if (!rc) {
+    snprintf(z->user, sizeof z->user, "%s", c->zk_user);
+    snprintf(z->auth, sizeof z->auth, "%s:%s", c->zk_user, pw);
+    rc = digest_setup(z, err, errlen);
+  }
+  OPENSSL_cleanse(pw, sizeof pw);
+  return rc;
 }
 
 static const idgen_lease_class zk_class = {"zookeeper",  zk_acquire, zk_keepalive,
@@ -854,7 +1070,9 @@ static const idgen_lease_class zk_class = {"zookeeper",  zk_acquire, zk_keepaliv
                                            zk_describe,  zk_free};
 
 /* The constructor of idgen_lease_zookeeper's row: opens a session (one connection and
- * the client's two threads), so that an unreachable ensemble is refused at start. */
+ * the client's two threads), so that an unreachable ensemble is refused at start, and
+ * checks the ACLs of the space's nodes that exist (check_tree), so that a wrong
+ * password is too. */
 static int zk_open(idgen_lease **out, const idgen_lease_config *c,
                    const idgen_lease_space *space, int readonly, char *err,
                    size_t errlen) {
@@ -875,7 +1093,13 @@ static int zk_open(idgen_lease **out, const idgen_lease_config *c,
   snprintf(z->host, sizeof z->host, "%s", c->hostname);
   snprintf(z->region, sizeof z->region, "%s", c->region);
   z->start_ms = idgen_wall_ns() / NS_PER_MS;
-  int rc = session_ready(z);
+  int rc = 0;
+  if (c->zk_user[0] && (rc = auth_setup(z, c, err, errlen))) {
+    zk_free(&z->base);
+    return rc;
+  }
+  if (!(rc = session_ready(z)))
+    rc = check_tree(z);
   if (rc) {
     if (err && errlen)
       snprintf(err, errlen, "%s", z->base.why);

@@ -107,6 +107,12 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
   fprintf(out, "etcd-password = %s  # %s\n",
           l->etcd_password[0] ? "(set, not shown)" : "unset",
           l->etcd_password[0] ? "env IDGEN_ETCD_PASSWORD" : "default");
+  fprintf(out, "zookeeper = \"%s\"  # %s\n", l->zookeeper, SRC("zookeeper"));
+  fprintf(out, "zk-user = \"%s\"  # %s\n", l->zk_user, SRC("zk-user"));
+  fprintf(out, "zk-password-file = \"%s\"  # %s\n", l->zk_password_file,
+          SRC("zk-password-file"));
+  fprintf(out, "zk-password = %s  # %s\n", l->zk_password[0] ? "(set, not shown)" : "unset",
+          l->zk_password[0] ? "env IDGEN_ZK_PASSWORD" : "default");
   fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, SRC("namespace"));
   fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
           SRC("lease-ttl"));

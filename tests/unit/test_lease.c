@@ -711,6 +711,46 @@ static void test_config_etcd_access(void **state) {
   assert_non_null(strstr(err, "--etcd-password-file: no --etcd-user"));
 }
 
+/* ZooKeeper's digest auth options: a user with a password and the other way round, no
+ * colon in the user, the password from the environment only. */
+static void test_config_zk_access(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  char err[256];
+  const idgen_layout *l = layout_of("snowflake");
+  assert_int_equal(idgen_lease_config_set(&c, "lease", "zookeeper", err, sizeof err), 0);
+  assert_int_equal(
+      idgen_lease_config_set(&c, "zookeeper", "127.0.0.1:2181", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "zk-user", "idgen", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--zk-user: no password"));
+  setenv("IDGEN_ZK_PASSWORD", "secret", 1);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
+  unsetenv("IDGEN_ZK_PASSWORD");
+  assert_string_equal(c.zk_password, "secret");
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "zk-password", "x", err, sizeof err),
+                   IDGEN_EINVAL); /* no flag carries a password */
+  assert_int_equal(idgen_lease_config_set(&c, "zk-user", "a:b", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "holds a ':'"));
+  assert_int_equal(idgen_lease_config_set(&c, "zk-user", "", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "IDGEN_ZK_PASSWORD: no --zk-user"));
+  c.zk_password[0] = '\0';
+  assert_int_equal(idgen_lease_config_set(&c, "zk-password-file", "pw", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--zk-password-file: no --zk-user"));
+  setenv("IDGEN_ZK_USER", "env-user", 1);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
+  unsetenv("IDGEN_ZK_USER");
+  assert_string_equal(c.zk_user, "env-user");
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+}
+
 static void test_unwritable_state_dir(void **state) {
   (void)state;
   idgen_lease_config c;
@@ -833,6 +873,7 @@ int main(void) {
       cmocka_unit_test(test_k8s_ordinal),
       cmocka_unit_test(test_config),
       cmocka_unit_test(test_config_etcd_access),
+      cmocka_unit_test(test_config_zk_access),
       cmocka_unit_test_setup_teardown(test_unwritable_state_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keeper_arms_and_releases, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keeper_refuses_far_hwm, setup, teardown),
