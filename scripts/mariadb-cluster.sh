@@ -10,7 +10,16 @@
 #   scripts/mariadb-cluster.sh stop DIR           stop every server (TERM, by PID)
 #   scripts/mariadb-cluster.sh kill DIR I [SIG]   signal server I (default KILL), wait for it
 #   scripts/mariadb-cluster.sh restart DIR I      start server I again on its port and data
-# Files in DIR: members, endpoints, m<I>.cmd, m<I>.pid, m<I>.port, m<I>/ (data, logs).
+# Files in DIR: members, endpoints, m<I>.cmd, m<I>.pid, m<I>.port, m<I>/ (data, logs), tls/.
+# Environment of start:
+#   MARIADB_CLUSTER_TLS=CERTS  TLS (1.2+) from scripts/tls-certs.sh CERTS: server.pem and
+#                          .key, the CA ca.pem, copied to DIR/tls; require_secure_transport
+#                          = ON, so with the grant tables (not skipped: the server checks
+#                          the transport when it authenticates), root without a password.
+#                          The script's own calls use TLS and CERTS/client.pem and .key.
+#   MARIADB_CLUSTER_TLS_PAIR=NAME  CERTS/NAME.pem and .key instead of server (wronghost)
+#   MARIADB_CLUSTER_TLS_CLIENT=x509  root over TCP must show a certificate signed by
+#                          ca.pem (ALTER USER ... REQUIRE X509)
 set -euo pipefail
 # shellcheck source=scripts/cluster_common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/cluster_common.bash"
@@ -37,16 +46,39 @@ launch() { # dir i
   echo $! >"$dir/m$i.pid"
 }
 
+# client DIR I SQL: runs SQL on server I as root (over TLS with the client certificate
+# if DIR's servers use TLS).
+client() {
+  local tls=()
+  [[ -d $1/tls ]] && tls=(--ssl --ssl-ca="$1/tls/ca.pem" --ssl-cert="$1/tls/client.pem"
+    --ssl-key="$1/tls/client.key")
+  mariadb --no-defaults "${tls[@]}" -h 127.0.0.1 -P "$(cat "$1/m$2.port")" -u root -e "$3"
+}
+
 # 0 once server i answers a query, 1 if it exited, 2 if not in 30 s.
 wait_ready() { # dir i
-  local port pid
-  port=$(cat "$1/m$2.port") pid=$(cat "$1/m$2.pid")
+  local pid
+  pid=$(cat "$1/m$2.pid")
   for _ in $(seq 300); do
     kill -0 "$pid" 2>/dev/null || return 1
-    mariadb --no-defaults -h 127.0.0.1 -P "$port" -u root -e "SELECT 1" >/dev/null 2>&1 && return 0
+    client "$1" "$2" "SELECT 1" >/dev/null 2>&1 && return 0
     sleep 0.1
   done
   return 2
+}
+
+# tls_setup DIR: MARIADB_CLUSTER_TLS's pair, CA and client pair into DIR/tls.
+tls_setup() {
+  local certs=$MARIADB_CLUSTER_TLS pair=${MARIADB_CLUSTER_TLS_PAIR:-server} f
+  for f in "$pair.pem" "$pair.key" ca.pem client.pem client.key; do
+    [[ -r $certs/$f ]] || die "MARIADB_CLUSTER_TLS: no $certs/$f (scripts/tls-certs.sh $certs)" 2
+  done
+  [[ -z ${MARIADB_CLUSTER_TLS_CLIENT:-} || $MARIADB_CLUSTER_TLS_CLIENT == x509 ]] ||
+    die "MARIADB_CLUSTER_TLS_CLIENT: '$MARIADB_CLUSTER_TLS_CLIENT' is not x509" 2
+  mkdir -p "$1/tls"
+  cp "$certs/$pair.pem" "$1/tls/server.pem"
+  cp "$certs/$pair.key" "$1/tls/server.key"
+  cp "$certs/ca.pem" "$certs/client.pem" "$certs/client.key" "$1/tls/"
 }
 
 # As root, the servers and the bootstrap run as root (mariadbd refuses root otherwise).
@@ -89,12 +121,16 @@ start_one() { # dir i n options...: 0 started, 1 failed (port taken: try another
     mkdir -p "$d/tmp"
     cp -a "$(installed_data "$d")" "$d/data" || die "cannot copy the installed data directory"
   fi
-  local port
+  local port access=--skip-grant-tables
+  if [[ -d $dir/tls ]]; then # the grant tables on: without them no transport is checked
+    access="--ssl-cert=$dir/tls/server.pem --ssl-key=$dir/tls/server.key --ssl-ca=$dir/tls/ca.pem"
+    access+=" --tls-version=TLSv1.2,TLSv1.3 --require-secure-transport=ON"
+  fi
   port=$(free_port)
   echo "$port" >"$dir/m$i.port"
   echo "mariadbd --no-defaults --datadir=$d/data ${AS_USER[*]} --bind-address=127.0.0.1" \
     "--port=$port --socket=$d/sock --pid-file=$d/pid --log-error=$d/error.log --tmpdir=$d/tmp" \
-    "--skip-grant-tables --skip-name-resolve --innodb-buffer-pool-size=32M" \
+    "$access --skip-name-resolve --innodb-buffer-pool-size=32M" \
     "--max-connections=500 --auto-increment-increment=$n --auto-increment-offset=$((i + 1))" \
     "$*" >"$dir/m$i.cmd"
   launch "$dir" "$i"
@@ -116,6 +152,7 @@ start() {
   dir=$(cd "$dir" && pwd)
   chmod 755 "$dir"
   echo "$n" >"$dir/members"
+  [[ -z ${MARIADB_CLUSTER_TLS:-} ]] || tls_setup "$dir"
   for ((i = 0; i < n; i++)); do
     local ok=0
     for _ in 1 2 3; do
@@ -123,8 +160,12 @@ start() {
       echo "mariadb-cluster.sh: port taken, starting server $i on another" >&2
     done
     [[ $ok -eq 1 ]] || die "server $i: no free port after 3 attempts"
-    mariadb --no-defaults -h 127.0.0.1 -P "$(cat "$dir/m$i.port")" -u root \
-      -e "CREATE DATABASE IF NOT EXISTS test" || die "server $i: cannot create the database"
+    client "$dir" "$i" "CREATE DATABASE IF NOT EXISTS test" ||
+      die "server $i: cannot create the database"
+    if [[ ${MARIADB_CLUSTER_TLS_CLIENT:-} == x509 ]]; then
+      client "$dir" "$i" "ALTER USER root@'127.0.0.1' REQUIRE X509" ||
+        die "server $i: cannot require client certificates"
+    fi
     eps+="${eps:+,}127.0.0.1:$(cat "$dir/m$i.port")"
   done
   echo "$eps" >"$dir/endpoints"

@@ -9,6 +9,13 @@
 # As root, initdb and the server run as the `postgres` user (initdb refuses root); DIR is
 # then chowned to it, and DIR's parent must be searchable by that user (mktemp -d makes it
 # 0700: chmod 755 it). The caller removes DIR after `stop`.
+# Environment of start:
+#   PG_CLUSTER_TLS=CERTS   ssl = on, and TCP clients over TLS only (pg_hba hostssl), with
+#                          CERTS/server.pem and .key and the CA CERTS/ca.pem (from
+#                          scripts/tls-certs.sh CERTS), copied to DIR/tls for the server
+#   PG_CLUSTER_TLS_PAIR=NAME  CERTS/NAME.pem and .key instead of server (wronghost)
+#   PG_CLUSTER_TLS_CLIENT=verify-ca|verify-full  clients must also show a certificate
+#                          signed by ca.pem (pg_hba clientcert=...)
 set -euo pipefail
 
 die() { echo "pg-cluster.sh: $1" >&2; exit "${2:-2}"; }
@@ -31,6 +38,26 @@ as_pg() {
   fi
 }
 
+# tls_setup DIR: the pair and the CA of PG_CLUSTER_TLS into DIR/tls, owned by the server's
+# user (the server refuses a key that others can read); TCP clients on TLS only.
+tls_setup() {
+  local certs=$PG_CLUSTER_TLS pair=${PG_CLUSTER_TLS_PAIR:-server} client=${PG_CLUSTER_TLS_CLIENT:-}
+  local f
+  for f in "$pair.pem" "$pair.key" ca.pem; do
+    [[ -r $certs/$f ]] || die "PG_CLUSTER_TLS: no $certs/$f (scripts/tls-certs.sh $certs)" 1
+  done
+  [[ -z $client || $client == verify-ca || $client == verify-full ]] ||
+    die "PG_CLUSTER_TLS_CLIENT: '$client' is not verify-ca or verify-full"
+  mkdir -p "$1/tls"
+  cp "$certs/$pair.pem" "$1/tls/server.pem"
+  cp "$certs/$pair.key" "$1/tls/server.key"
+  cp "$certs/ca.pem" "$1/tls/ca.pem"
+  chmod 600 "$1/tls/server.key"
+  [[ $(id -u) -ne 0 ]] || chown -R postgres: "$1/tls"
+  # initdb's host lines (trust), as hostssl: a plain-text TCP client finds no entry.
+  sed -i -E "s/^host([[:space:]].*)$/hostssl\1${client:+ clientcert=$client}/" "$1/data/pg_hba.conf"
+}
+
 case "$action" in
   start)
     [[ -n "$pg_bin" ]] || die "PostgreSQL server not found (scripts/deps.sh bench)" 1
@@ -44,9 +71,13 @@ case "$action" in
     fi
     as_pg "'$pg_bin/initdb' -D '$dir/data' -U postgres -A trust --no-sync -E UTF8 --locale=C" \
       >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 1; }
+    [[ -z ${PG_CLUSTER_TLS:-} ]] || tls_setup "$dir"
     {
       echo "listen_addresses = '127.0.0.1'"
       echo "unix_socket_directories = '$dir'"
+      [[ -z ${PG_CLUSTER_TLS:-} ]] || printf '%s\n' "ssl = on" \
+        "ssl_cert_file = '$dir/tls/server.pem'" "ssl_key_file = '$dir/tls/server.key'" \
+        "ssl_ca_file = '$dir/tls/ca.pem'" "ssl_min_protocol_version = 'TLSv1.2'"
       for kv in "$@"; do
         [[ "$kv" == *=* ]] || die "setting '$kv' is not NAME=VALUE"
         echo "${kv%%=*} = ${kv#*=}"

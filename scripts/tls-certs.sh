@@ -10,6 +10,8 @@
 #                          authentication both (etcd's gateway dials its own gRPC port
 #                          with it when clients must show a certificate)
 #   other-ca.pem           a CA nobody here trusts; other.pem other.key: signed by it
+#   wronghost.pem wronghost.key  signed by ca for wronghost.invalid only (not 127.0.0.1):
+#                          a host name check must refuse it
 # Usage: scripts/tls-certs.sh DIR
 set -euo pipefail
 dir=${1:?usage: scripts/tls-certs.sh DIR}
@@ -41,6 +43,8 @@ leaf client "/CN=team-a" ca "extendedKeyUsage=clientAuth"
 leaf other "/CN=team-b" other-ca "extendedKeyUsage=clientAuth"
 leaf expired "/CN=localhost" ca "$server_ext" "2020-01-01 00:00:00" 1
 leaf client-expired "/CN=team-a" ca "extendedKeyUsage=clientAuth" "2020-01-01 00:00:00" 1
+leaf wronghost "/CN=wronghost.invalid" ca "subjectAltName=DNS:wronghost.invalid
+extendedKeyUsage=serverAuth"
 leaf etcd-server "/CN=localhost" ca "subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth,clientAuth"
 chmod 644 ./*.pem

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "segment/segment.h"
 
 #define ADOPT_CMD "adopt"
 
@@ -24,7 +25,8 @@ static void usage(FILE *out) {
       "max(COLUMN) or the sequence's last value is not below the first ID idgen\n"
       "issues now, keeps the old sequence, and prints how to go back.\n"
       "\n"
-      "  -d, --dsn DSN          a libpq connection string or URI\n"
+      "  -d, --dsn DSN          a libpq connection string or URI (TLS: sslmode,\n"
+      "                         sslrootcert, sslcert, sslkey; docs/segment.md)\n"
       "  -l, --lock-timeout MS  give up when the lock is not had within MS (default\n"
       "                         5000; inserts queue behind a waiting ALTER)\n"
       "\n"
@@ -133,6 +135,8 @@ int idgen__cmd_adopt(int argc, char **argv) {
   if (argc - optind != 2)
     return cli_error(CLI_USAGE, ADOPT_CMD, "give TABLE and COLUMN (see --help)");
   char err[512], lock_text[32];
+  if (idgen__segment_postgres_dsn_check(dsn, err, sizeof err))
+    return cli_error(CLI_USAGE, ADOPT_CMD, "DSN: %s", err);
   PGconn *c = connect_db(dsn, err, sizeof err);
   if (!c)
     return cli_error(CLI_FAILED, ADOPT_CMD, "postgres: %s", err);

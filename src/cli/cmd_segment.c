@@ -57,15 +57,22 @@ static void usage(FILE *out) {
       "                                default $IDGEN_STATE_DIR or the state directory\n"
       "                      postgres  a libpq connection string: \"host=H port=P "
       "dbname=D\"\n"
-      "                                (table leaf_alloc)\n"
+      "                                (table leaf_alloc); TLS: libpq's own keys,\n"
+      "                                \"... sslmode=verify-full sslrootcert=CA\"\n"
       "                      etcd      URL[,URL...]: http://127.0.0.1:2379, or all\n"
       "                                https:// (key /idgen/segment/NAME)\n"
       "                      mariadb   \"servers=H:P[,H:P] [database=test] [user=root]\n"
       "                                [password=..] [table=tickets64]\": Flickr's ticket\n"
       "                                servers, each with auto_increment_increment = the\n"
-      "                                server count and an offset of its own\n"
+      "                                server count and an offset of its own; TLS:\n"
+      "                                [ssl-ca=FILE] [ssl-cert=FILE ssl-key=FILE]\n"
+      "                                [ssl-verify=off] (default: the CA and the host\n"
+      "                                name checked; docs/segment.md)\n"
       "                      redis     redis://[user:pass@]HOST:PORT[/db] (key\n"
-      "                                idgen:default:segment:NAME)\n"
+      "                                idgen:default:segment:NAME)\n");
+  /* Two literals: each below the 4095 bytes C11 lets a compiler stop at. */
+  fprintf(
+      out,
       "      --etcd-cacert FILE, --etcd-cert FILE, --etcd-key FILE\n"
       "                    etcd over https://: the CA of the endpoints (default: the\n"
       "                    system's; peer and host name always verified), and a client\n"

@@ -5,6 +5,19 @@
 #include <string.h>
 #include <strings.h>
 
+/* The length of a secret's key at p ("password=", libpq's "sslpassword=": a client
+ * key's passphrase), where a key starts: the DSN's start, after a space, or in a URI's
+ * query after '?' or '&'. 0 elsewhere. */
+static size_t secret_key_at(const char *dsn, const char *p) {
+  static const char *const keys[] = {"password=", "sslpassword="};
+  if (p != dsn && p[-1] != ' ' && p[-1] != '?' && p[-1] != '&')
+    return 0;
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    if (!strncasecmp(p, keys[i], strlen(keys[i])))
+      return strlen(keys[i]);
+  return 0;
+}
+
 void idgen__dsn_masked(const char *dsn, char *out, size_t outlen) {
   static const char mask[] = "***";
   size_t n = 0;
@@ -21,12 +34,16 @@ void idgen__dsn_masked(const char *dsn, char *out, size_t outlen) {
       p = at;
       continue;
     }
-    if (!strncasecmp(p, "password=", 9) && (p == dsn || p[-1] == ' ')) {
-      memcpy(out + n, p, 9);
-      memcpy(out + n + 9, mask, sizeof mask - 1);
-      n += 9 + sizeof mask - 1;
-      p += 9;
-      char end = *p == '\'' ? '\'' : ' ';
+    size_t key = secret_key_at(dsn, p);
+    if (key && n + key + sizeof mask >= outlen)
+      break; /* no room for the key and its mask: cut before it, never through it */
+    if (key) {
+      int query = p != dsn && (p[-1] == '?' || p[-1] == '&');
+      memcpy(out + n, p, key);
+      memcpy(out + n + key, mask, sizeof mask - 1);
+      n += key + sizeof mask - 1;
+      p += key;
+      char end = query ? '&' : *p == '\'' ? '\'' : ' ';
       p += end == '\'';
       while (*p && *p != end)
         p += *p == '\\' && p[1] ? 2 : 1;

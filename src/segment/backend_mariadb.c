@@ -31,6 +31,7 @@
  * there again, whatever tables and records of old periods were dropped. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,11 @@ typedef struct mariadb_backend {
   int nservers;
   int next; /* the server to try first */
   char database[65], user[65], password[129], table[65];
+  /* TLS, asked by any ssl-* key: the CA of the servers' certificates ("" the system's),
+   * a client certificate and its key ("" none), and "on" or "off" (verification) */
+  char ssl_ca[IDGEN_LEASE_PATH_MAX], ssl_cert[IDGEN_LEASE_PATH_MAX],
+      ssl_key[IDGEN_LEASE_PATH_MAX], ssl_verify[4];
+  int tls;
   unsigned timeout_s;
 } mariadb_backend;
 
@@ -120,6 +126,22 @@ static int check_counting(mariadb_backend *m, server *s) {
   return 0;
 }
 
+/* TLS 1.2 or 1.3, never plain text. libmariadb 10.11 (measured) checks the server's
+ * chain against ssl-ca, or without it against the system's CAs when it checks the
+ * host name; ssl-verify=off drops the host name check, and with no ssl-ca the chain's. */
+static void tls_options(const mariadb_backend *m, MYSQL *conn) {
+  my_bool enforce = 1, verify = !strcmp(m->ssl_verify, "on");
+  mysql_optionsv(conn, MYSQL_OPT_SSL_ENFORCE, &enforce);
+  mysql_optionsv(conn, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &verify);
+  mysql_optionsv(conn, MARIADB_OPT_TLS_VERSION, "TLSv1.2,TLSv1.3");
+  if (m->ssl_ca[0])
+    mysql_optionsv(conn, MYSQL_OPT_SSL_CA, m->ssl_ca);
+  if (m->ssl_cert[0])
+    mysql_optionsv(conn, MYSQL_OPT_SSL_CERT, m->ssl_cert);
+  if (m->ssl_key[0])
+    mysql_optionsv(conn, MYSQL_OPT_SSL_KEY, m->ssl_key);
+}
+
 static int connect_server(mariadb_backend *m, server *s) {
   if (s->conn)
     return 0;
@@ -129,11 +151,29 @@ static int connect_server(mariadb_backend *m, server *s) {
   mysql_options(s->conn, MYSQL_OPT_CONNECT_TIMEOUT, &m->timeout_s);
   mysql_options(s->conn, MYSQL_OPT_READ_TIMEOUT, &m->timeout_s);
   mysql_options(s->conn, MYSQL_OPT_WRITE_TIMEOUT, &m->timeout_s);
+  if (m->tls)
+    tls_options(m, s->conn);
   if (!mysql_real_connect(s->conn, s->host, m->user, m->password[0] ? m->password : NULL,
                           m->database, s->port, NULL, 0)) {
+    /* MariaDB refuses a plain-text client under require_secure_transport as it refuses
+     * a wrong password: the line says which way this one came. */
+    int plain_denied = !m->tls && mysql_errno(s->conn) == ER_ACCESS_DENIED_ERROR;
     int rc = server_error(m, s, "connect");
+    size_t len = strlen(m->base.why);
+    if (plain_denied)
+      snprintf(m->base.why + len, sizeof m->base.why - len,
+               " (sent in plain text; a server that requires TLS wants ssl-ca=FILE)");
     disconnect(s);
     return rc;
+  }
+  /* libmariadb can go on in plain text where TLS was asked (an option it ignored, a
+   * server without TLS in some of its versions): the session says which it is. */
+  if (m->tls && !mysql_get_ssl_cipher(s->conn)) {
+    disconnect(s);
+    return idgen__segment_why(&m->base, IDGEN_EUNAVAIL,
+                              "mariadb %s:%u connect: TLS asked (ssl-*), but the "
+                              "server answered in plain text: refused",
+                              s->host, s->port);
   }
   /* LOCK TABLES waits for the table's other users no longer than a request may take: a
    * request still queued after its client gave up would hold back every one-number
@@ -743,7 +783,38 @@ static const idgen__segment_backend_class mariadb_class = {
     "mariadb", mariadb_init,      mariadb_fetch,       mariadb_free,
     NULL,      mariadb_key_start, mariadb_period_check};
 
-static int word_ok(const char *s) {
+/* How a DSN key's value is checked. */
+typedef enum value_kind {
+  VALUE_WORD,   /* a name: A-Z a-z 0-9 _ */
+  VALUE_ANY,    /* any text without spaces, or none (a password) */
+  VALUE_PATH,   /* a file, without spaces; asks for TLS */
+  VALUE_ON_OFF, /* "on" or "off"; asks for TLS */
+} value_kind;
+
+#define DSN_FIELD(f) offsetof(mariadb_backend, f), sizeof((mariadb_backend *)0)->f
+static const struct {
+  const char *key;
+  size_t offset, cap;
+  value_kind kind;
+} dsn_keys[] = {
+    {"database", DSN_FIELD(database), VALUE_WORD},
+    {"user", DSN_FIELD(user), VALUE_WORD},
+    {"password", DSN_FIELD(password), VALUE_ANY},
+    {"table", DSN_FIELD(table), VALUE_WORD},
+    {"ssl-ca", DSN_FIELD(ssl_ca), VALUE_PATH},
+    {"ssl-cert", DSN_FIELD(ssl_cert), VALUE_PATH},
+    {"ssl-key", DSN_FIELD(ssl_key), VALUE_PATH},
+    {"ssl-verify", DSN_FIELD(ssl_verify), VALUE_ON_OFF},
+};
+#undef DSN_FIELD
+
+static int value_ok(value_kind kind, const char *s) {
+  if (kind == VALUE_ON_OFF)
+    return !strcmp(s, "on") || !strcmp(s, "off");
+  if (kind == VALUE_ANY)
+    return 1;
+  if (kind == VALUE_PATH)
+    return *s != '\0';
   if (!*s)
     return 0;
   for (; *s; s++)
@@ -781,13 +852,37 @@ static int parse_servers(mariadb_backend *m, char *list, char *err, size_t errle
   return 0;
 }
 
-/* "servers=H:P[,H:P...] [database=D] [user=U] [password=P] [table=T]". */
+/* One KEY=VALUE of dsn_keys into m. */
+static int parse_key(mariadb_backend *m, const char *key, const char *value, char *err,
+                     size_t errlen) {
+  for (size_t i = 0; i < sizeof dsn_keys / sizeof dsn_keys[0]; i++) {
+    if (strcmp(key, dsn_keys[i].key))
+      continue;
+    if (strlen(value) >= dsn_keys[i].cap || !value_ok(dsn_keys[i].kind, value)) {
+      snprintf(err, errlen, "segment mariadb DSN: bad %s '%.40s'%s", key, value,
+               dsn_keys[i].kind == VALUE_ON_OFF ? " (on or off)" : "");
+      return IDGEN_EINVAL;
+    }
+    snprintf((char *)m + dsn_keys[i].offset, dsn_keys[i].cap, "%s", value);
+    m->tls |= dsn_keys[i].kind == VALUE_PATH || dsn_keys[i].kind == VALUE_ON_OFF;
+    return 0;
+  }
+  snprintf(err, errlen,
+           "segment mariadb DSN: unknown key '%.40s' (servers, database, user, password, "
+           "table, ssl-ca, ssl-cert, ssl-key, ssl-verify)",
+           key);
+  return IDGEN_EINVAL;
+}
+
+/* "servers=H:P[,H:P...] [database=D] [user=U] [password=P] [table=T] [ssl-ca=FILE]
+ * [ssl-cert=FILE ssl-key=FILE] [ssl-verify=off]". */
 static int parse_dsn(mariadb_backend *m, const char *dsn, char *err, size_t errlen) {
   char buf[IDGEN_SEGMENT_DSN_MAX];
   snprintf(buf, sizeof buf, "%s", dsn);
   snprintf(m->database, sizeof m->database, "test");
   snprintf(m->user, sizeof m->user, "root");
   snprintf(m->table, sizeof m->table, "tickets64");
+  snprintf(m->ssl_verify, sizeof m->ssl_verify, "on");
   int have_servers = 0;
   char *save = NULL;
   for (char *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -797,37 +892,18 @@ static int parse_dsn(mariadb_backend *m, const char *dsn, char *err, size_t errl
       return IDGEN_EINVAL;
     }
     *eq = '\0';
-    const char *key = tok, *value = eq + 1;
-    char *dest = NULL;
-    size_t cap = 0;
-    if (!strcmp(key, "servers")) {
-      if (parse_servers(m, eq + 1, err, errlen))
-        return IDGEN_EINVAL;
-      have_servers = 1;
-      continue;
-    } else if (!strcmp(key, "database")) {
-      dest = m->database, cap = sizeof m->database;
-    } else if (!strcmp(key, "user")) {
-      dest = m->user, cap = sizeof m->user;
-    } else if (!strcmp(key, "password")) {
-      dest = m->password, cap = sizeof m->password;
-    } else if (!strcmp(key, "table")) {
-      dest = m->table, cap = sizeof m->table;
-    } else {
-      snprintf(err, errlen,
-               "segment mariadb DSN: unknown key '%.40s' (servers, database, user, "
-               "password, table)",
-               key);
-      return IDGEN_EINVAL;
-    }
-    if (strlen(value) >= cap || (dest != m->password && !word_ok(value))) {
-      snprintf(err, errlen, "segment mariadb DSN: bad %s '%.40s'", key, value);
-      return IDGEN_EINVAL;
-    }
-    snprintf(dest, cap, "%s", value);
+    int rc = !strcmp(tok, "servers") ? parse_servers(m, eq + 1, err, errlen)
+                                     : parse_key(m, tok, eq + 1, err, errlen);
+    if (rc)
+      return rc;
+    have_servers |= !strcmp(tok, "servers");
   }
   if (!have_servers) {
     snprintf(err, errlen, "segment mariadb DSN: no servers=HOST:PORT[,HOST:PORT]");
+    return IDGEN_EINVAL;
+  }
+  if (!m->ssl_cert[0] != !m->ssl_key[0]) {
+    snprintf(err, errlen, "segment mariadb DSN: ssl-cert and ssl-key go together");
     return IDGEN_EINVAL;
   }
   return 0;

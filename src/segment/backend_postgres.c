@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <libpq-fe.h>
@@ -76,7 +77,7 @@ static int connect_db(pg_backend *p) {
   if (!p->conn)
     return idgen__segment_why(&p->base, IDGEN_ENOMEM, "postgres: out of memory");
   if (PQstatus(p->conn) != CONNECTION_OK) {
-    char msg[200];
+    char msg[IDGEN_SEGMENT_WHY_MAX];
     snprintf(msg, sizeof msg, "%s", PQerrorMessage(p->conn));
     drop(p);
     return idgen__segment_why(&p->base, IDGEN_EUNAVAIL, "postgres: %s", one_line(msg));
@@ -485,18 +486,66 @@ static void pg_free(idgen__segment_backend *b) {
 static const idgen__segment_backend_class pg_class = {
     "postgres", pg_init, pg_fetch, pg_free, NULL, pg_key_start, NULL};
 
-int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
-                                int64_t timeout_ms, char *err, size_t errlen) {
+/* libpq's keywords with a fixed set of values, and the values libpq 15 takes (its
+ * connectOptions2 compares them with strcmp; the protocol versions without case).
+ * Checked when the DSN is given, a typo ("sslmode=verify_full") is bad usage then, not
+ * a refusal at every fetch. */
+static const struct {
+  const char *keyword;
+  int any_case;
+  const char *values[7]; /* NULL-terminated */
+} pg_choices[] = {
+    {"sslmode", 0, {"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}},
+    {"gssencmode", 0, {"disable", "prefer", "require"}},
+    {"channel_binding", 0, {"disable", "prefer", "require"}},
+    {"ssl_min_protocol_version", 1, {"", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}},
+    {"ssl_max_protocol_version", 1, {"", "TLSv1", "TLSv1.1", "TLSv1.2", "TLSv1.3"}},
+    {"target_session_attrs",
+     0,
+     {"any", "read-write", "read-only", "primary", "standby", "prefer-standby"}},
+};
+
+static int choice_ok(size_t i, const char *value) {
+  for (const char *const *v = pg_choices[i].values; *v; v++)
+    if (pg_choices[i].any_case ? !strcasecmp(value, *v) : !strcmp(value, *v))
+      return 1;
+  return 0;
+}
+
+int idgen__segment_postgres_dsn_check(const char *dsn, char *err, size_t errlen) {
   char *msg = NULL;
   PQconninfoOption *opts = PQconninfoParse(dsn, &msg);
   if (!opts) {
     char line[200];
     snprintf(line, sizeof line, "%s", msg ? msg : "out of memory");
-    snprintf(err, errlen, "segment postgres DSN: %s", one_line(line));
+    snprintf(err, errlen, "%s", one_line(line));
     PQfreemem(msg);
     return IDGEN_EINVAL;
   }
+  int rc = 0;
+  for (PQconninfoOption *o = opts; o->keyword && !rc; o++)
+    for (size_t i = 0; i < sizeof pg_choices / sizeof pg_choices[0] && !rc; i++) {
+      if (!o->val || strcmp(o->keyword, pg_choices[i].keyword) || choice_ok(i, o->val))
+        continue;
+      char list[160] = "";
+      for (const char *const *v = pg_choices[i].values; *v; v++)
+        if (**v) /* the empty value (no bound) goes unsaid */
+          snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                   list[0] ? ", " : "", *v);
+      snprintf(err, errlen, "%s '%.40s' is not one of %s", o->keyword, o->val, list);
+      rc = IDGEN_EINVAL;
+    }
   PQconninfoFree(opts);
+  return rc;
+}
+
+int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
+                                int64_t timeout_ms, char *err, size_t errlen) {
+  char why[IDGEN_SEGMENT_WHY_MAX];
+  if (idgen__segment_postgres_dsn_check(dsn, why, sizeof why)) {
+    snprintf(err, errlen, "segment postgres DSN: %s", why);
+    return IDGEN_EINVAL;
+  }
   pg_backend *p = calloc(1, sizeof *p);
   if (!p)
     return IDGEN_ENOMEM;

@@ -132,6 +132,11 @@ int idgen__segment_file_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, char *err, size_t errlen);
 int idgen__segment_postgres_new(idgen__segment_backend **out, const char *dsn,
                                 int64_t timeout_ms, char *err, size_t errlen);
+/* A libpq connection string or URI as libpq will take it: its syntax and keywords
+ * (PQconninfoParse), and the values of the keywords with a fixed set of them (sslmode,
+ * ...), which libpq itself checks only when it connects. 0, or IDGEN_EINVAL with one
+ * line in err (no prefix). The backend's constructor and `idgen adopt` use it. */
+int idgen__segment_postgres_dsn_check(const char *dsn, char *err, size_t errlen);
 int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
                             int64_t timeout_ms, const idgen_lease_config *access, char *err,
                             size_t errlen);

@@ -435,8 +435,9 @@ static void test_open_errors(void **state) {
        "unknown segment backend 'memcached' (file, postgres, etcd, mariadb, redis)"},
       {"redis", "x",
        "segment redis DSN: 'x': not a redis:// URL (redis://[user:pass@]HOST:PORT[/db])"},
-      {"redis", "redis://h:0", "segment redis DSN: 'redis://h:0': bad port "
-                               "(redis://[user:pass@]HOST:PORT[/db])"},
+      {"redis", "redis://h:0",
+       "segment redis DSN: 'redis://h:0': bad port "
+       "(redis://[user:pass@]HOST:PORT[/db])"},
       {"file", "", "segment backend file: no DSN given"},
       {"file", "/nonexistent-idgen/dir/file",
        "segment file /nonexistent-idgen/dir/file: directory /nonexistent-idgen/dir does "
@@ -458,9 +459,21 @@ static void test_open_errors(void **state) {
       {"mariadb", "servers=127.0.0.1:70000",
        "segment mariadb DSN: server "
        "'127.0.0.1:70000' is not HOST:PORT"},
+      {"postgres", "host=127.0.0.1 sslmode=verify_full",
+       "segment postgres DSN: sslmode 'verify_full' is not one of disable, allow, prefer, "
+       "require, verify-ca, verify-full"},
+      {"postgres", "postgresql://h/db?ssl_max_protocol_version=TLSv2",
+       "segment postgres DSN: ssl_max_protocol_version 'TLSv2' is not one of TLSv1, "
+       "TLSv1.1, TLSv1.2, TLSv1.3"},
       {"mariadb", "servers=h:1 colour=blue",
        "segment mariadb DSN: unknown key 'colour' "
-       "(servers, database, user, password, table)"},
+       "(servers, database, user, password, table, ssl-ca, ssl-cert, ssl-key, "
+       "ssl-verify)"},
+      {"mariadb", "servers=h:1 ssl-verify=no",
+       "segment mariadb DSN: bad ssl-verify 'no' (on or off)"},
+      {"mariadb", "servers=h:1 ssl-ca=", "segment mariadb DSN: bad ssl-ca ''"},
+      {"mariadb", "servers=h:1 ssl-key=/k.pem",
+       "segment mariadb DSN: ssl-cert and ssl-key go together"},
       {"mariadb", "servers=h:1 table=a;b", "segment mariadb DSN: bad table 'a;b'"},
       {"mariadb", "servers=h:1 nokey", "segment mariadb DSN: 'nokey' is not KEY=VALUE"},
   };
@@ -474,12 +487,17 @@ static void test_open_errors(void **state) {
     assert_string_equal(err, cases[i].want);
   }
   /* good DSNs open without a server behind them */
-  const char *good[][2] = {{"postgres", "host=127.0.0.1 port=1 dbname=x"},
-                           {"etcd", "http://127.0.0.1:1,http://127.0.0.1:2/"},
-                           {"mariadb", "servers=127.0.0.1:1,127.0.0.1:2 table=t64 "
-                                       "password=p;w"},
-                           {"redis", "redis://u:p@127.0.0.1:1/2"}};
-  for (size_t i = 0; i < 3; i++)
+  const char *good[][2] = {
+      {"postgres", "host=127.0.0.1 port=1 dbname=x"},
+      {"postgres", "host=h sslmode=verify-full sslrootcert=/ca.pem sslcert=/c sslkey=/k"},
+      {"postgres", "postgresql://h/db?sslmode=require&ssl_min_protocol_version=tlsv1.2"},
+      {"etcd", "http://127.0.0.1:1,http://127.0.0.1:2/"},
+      {"mariadb", "servers=127.0.0.1:1,127.0.0.1:2 table=t64 password=p;w"},
+      {"mariadb", "servers=h:1 ssl-ca=/ca.pem ssl-cert=/c.pem ssl-key=/c.key"},
+      {"mariadb", "servers=h:1 ssl-verify=off"},
+      {"mariadb", "servers=h:1 password="}, /* none, as before the TLS keys */
+      {"redis", "redis://u:p@127.0.0.1:1/2"}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
     idgen__segment_backend_free(open_backend(good[i][0], good[i][1]));
 }
 

@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "common/util.h"
 #include "server/config.h"
 #include "server/server.h"
 
@@ -210,6 +211,34 @@ static void test_config_file(void **state) {
   assert_non_null(strstr(out, "password=***"));
   assert_null(strstr(out, "s3cret"));
   free(out);
+}
+
+/* DSNs fit to print: every password and key passphrase masked, in a keyword string and
+ * in a URI's query, and nothing of one shown when the output is too short for it. */
+static void test_dsn_masked(void **state) {
+  (void)state;
+  static const char *const cases[][2] = {
+      {"host=h password=s3cret dbname=d", "host=h password=*** dbname=d"},
+      {"host=h password='s3 cret' sslpassword=k3y sslmode=verify-full",
+       "host=h password=*** sslpassword=*** sslmode=verify-full"},
+      {"postgresql://u:s3cret@h/d?sslpassword=k3y&sslmode=require&PASSWORD=p4",
+       "postgresql://u:***@h/d?sslpassword=***&sslmode=require&PASSWORD=***"},
+      {"servers=h:1 user=u password=p;w ssl-ca=/ca.pem",
+       "servers=h:1 user=u password=*** ssl-ca=/ca.pem"},
+      {"host=h mypassword=x", "host=h mypassword=x"}, /* not a key of its own */
+  };
+  char out[128];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    idgen__dsn_masked(cases[i][0], out, sizeof out);
+    assert_string_equal(out, cases[i][1]);
+  }
+  for (size_t len = 1; len <= 40; len++) { /* cut anywhere: never a secret's letter */
+    char small[40];
+    idgen__dsn_masked("host=h sslpassword=k3yk3y password=s3cret", small, len);
+    assert_true(strlen(small) < len);
+    assert_null(strstr(small, "k3"));
+    assert_null(strstr(small, "s3"));
+  }
 }
 
 /* The default entry's options meet the flags and IDGEN_* variables: both win. */
@@ -519,9 +548,10 @@ int main(void) {
       cmocka_unit_test(test_defaults),           cmocka_unit_test(test_usage_and_help),
       cmocka_unit_test(test_token_length),       cmocka_unit_test(test_listeners_checked),
       cmocka_unit_test(test_loopback),           cmocka_unit_test(test_config_file),
-      cmocka_unit_test(test_config_precedence),  cmocka_unit_test(test_config_etcd_access),
-      cmocka_unit_test(test_config_file_errors), cmocka_unit_test(test_config_tokens),
-      cmocka_unit_test(test_fixed_workers),      cmocka_unit_test(test_k8s_workers),
+      cmocka_unit_test(test_dsn_masked),         cmocka_unit_test(test_config_precedence),
+      cmocka_unit_test(test_config_etcd_access), cmocka_unit_test(test_config_file_errors),
+      cmocka_unit_test(test_config_tokens),      cmocka_unit_test(test_fixed_workers),
+      cmocka_unit_test(test_k8s_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
