@@ -66,12 +66,17 @@ start_aside() { # host stage: starts its companions that this run asks for, stil
   aside_pids+=($!)
   echo "(${todo[*]} runs alongside, PID $!)"
 }
+# outcome_of LOG RC: waits for the file RC ("status seconds", written by a job in the
+# background), prints LOG, and sets rc and secs (the caller's locals).
+outcome_of() {
+  while [[ ! -f $2 ]]; do sleep 1; done
+  cat "$1"
+  read -r rc secs <"$2"
+}
 run_one_command() { # stage: its command, here or alongside; 0 if it passed
   local rc secs
   if [[ -n ${aside_of[$1]:-} ]]; then
-    while [[ ! -f $aside/$1.rc ]]; do sleep 1; done
-    cat "$aside/$1.log"
-    read -r rc secs <"$aside/$1.rc"
+    outcome_of "$aside/$1.log" "$aside/$1.rc"
     echo "($1 ran alongside ${aside_of[$1]}: $secs s)"
   else
     ${one_command[$1]}; rc=$?
@@ -86,9 +91,7 @@ packages_installed() {
   [[ -n ${IDGEN_DEPS_PENDING:-} ]] || return 0
   local dir=$IDGEN_DEPS_PENDING rc secs
   unset IDGEN_DEPS_PENDING
-  while [[ ! -f $dir/rc ]]; do sleep 1; done
-  cat "$dir/log"
-  read -r rc secs <"$dir/rc"
+  outcome_of "$dir/log" "$dir/rc"
   rm -rf "$dir"
   [[ $rc -eq 0 ]] || { echo "test.sh: scripts/deps.sh test failed (exit $rc)" >&2; return 1; }
   echo "(the test packages installed alongside the first stages: $secs s)"
