@@ -206,9 +206,11 @@ static int tls_step(idgen__redis_conn *c, int ret, const char *step, int64_t dea
     return -1;
   }
   ERR_clear_error();
-  /* A server that wants a client certificate drops a client without one after the
-   * handshake; the alert that says so is often lost to the reset. */
-  const char *hint = !c->has_cert && !c->replies && strcmp(step, "handshake")
+  /* A plain port drops (or resets) a ClientHello. A server that wants a client
+   * certificate drops a client without one after the handshake; the alert that says so
+   * is often lost to the reset. */
+  const char *hint = !strcmp(step, "handshake") ? " (not a TLS port?)"
+                     : !c->has_cert && !c->replies
                          ? "; no client certificate given (--redis-cert)"
                          : "";
   if (e == SSL_ERROR_SYSCALL && ret < 0 && saved) {
@@ -217,8 +219,7 @@ static int tls_step(idgen__redis_conn *c, int ret, const char *step, int64_t dea
   }
   if (!strcmp(step, "read"))
     return 0; /* an end of stream: the caller says so */
-  conn_fail(c, "TLS %s: the server closed the connection%s", step,
-            !strcmp(step, "handshake") ? " (not a TLS port?)" : hint);
+  conn_fail(c, "TLS %s: the server closed the connection%s", step, hint);
   return -1;
 }
 
