@@ -3,9 +3,16 @@
 # Usage:
 #   scripts/redis-server.sh start DIR [--aof always|everysec|off] [--replica-of DIR2]
 #                                     [--user NAME:PASS] [--pass PASS]
+#                                     [--tls CERTS [--tls-pair NAME] [--tls-auth-clients
+#                                      yes|no|optional]]
 #        one server under DIR; prints its URL (redis://127.0.0.1:PORT). --aof off also
 #        turns RDB snapshots off: a restart then starts empty (default: always).
 #        --replica-of DIR2: a replica of the server started under DIR2.
+#        --tls CERTS: TLS only (port 0, tls-port PORT; URL rediss://127.0.0.1:PORT) with
+#        CERTS/NAME.pem and NAME.key (scripts/tls-certs.sh; NAME default server) and
+#        CERTS/ca.pem for client certificates, which --tls-auth-clients asks for
+#        (default no). The cli command speaks TLS to it without checking its
+#        certificate (an expired one too) and shows CERTS/client.pem.
 #   scripts/redis-server.sh stop DIR            stop it (TERM, then KILL), by its PID
 #   scripts/redis-server.sh kill DIR [SIG]      signal it (default KILL) and wait for it
 #   scripts/redis-server.sh restart DIR         start it again: same port, config, data
@@ -34,9 +41,11 @@ free_port() {
 
 cli() { # dir args...
   local dir=$1; shift
-  local auth=()
+  local auth=() tls=()
   [[ -f "$dir/auth" ]] && auth=(--no-auth-warning $(cat "$dir/auth"))
-  redis-cli -h 127.0.0.1 -p "$(cat "$dir/port")" "${auth[@]}" "$@"
+  [[ -f "$dir/tls" ]] && tls=(--tls --insecure --cert "$(cat "$dir/tls")/client.pem"
+    --key "$(cat "$dir/tls")/client.key")
+  redis-cli -h 127.0.0.1 -p "$(cat "$dir/port")" "${tls[@]}" "${auth[@]}" "$@"
 }
 
 launch() { # dir
@@ -53,11 +62,20 @@ wait_up() { # dir: 0 answering PING, 1 exited, 2 not in time
   return 2
 }
 
-write_conf() { # dir port aof replica_of user pass
-  local dir=$1 port=$2 aof=$3 primary=$4 user=$5 pass=$6
+write_conf() { # dir port aof replica_of user pass tls_dir tls_pair tls_auth
+  local dir=$1 port=$2 aof=$3 primary=$4 user=$5 pass=$6 certs=$7 pair=$8 auth=$9
   mkdir -p "$dir/data"
   {
-    echo "port $port"
+    if [[ -n "$certs" ]]; then
+      echo "port 0"
+      echo "tls-port $port"
+      echo "tls-cert-file $certs/$pair.pem"
+      echo "tls-key-file $certs/$pair.key"
+      echo "tls-ca-cert-file $certs/ca.pem"
+      echo "tls-auth-clients $auth"
+    else
+      echo "port $port"
+    fi
     echo "bind 127.0.0.1"
     echo "dir $dir/data"
     echo "daemonize no"
@@ -82,27 +100,36 @@ write_conf() { # dir port aof replica_of user pass
   } >"$dir/redis.conf"
   echo "$port" >"$dir/port"
   echo 1 >"$dir/members"
-  rm -f "$dir/auth"
+  rm -f "$dir/auth" "$dir/tls"
   [[ -n "$pass" ]] && echo "-a $pass" >"$dir/auth"
   [[ -n "$pass" ]] && echo "masterauth $pass" >"$dir/masterauth"
-  echo "redis://127.0.0.1:$port" >"$dir/url"
+  if [[ -n "$certs" ]]; then
+    echo "$certs" >"$dir/tls"
+    echo "rediss://127.0.0.1:$port" >"$dir/url"
+  else
+    echo "redis://127.0.0.1:$port" >"$dir/url"
+  fi
 }
 
 start() {
   local dir=$1; shift
-  local aof=always primary="" user="" pass="" attempt rc
+  local aof=always primary="" user="" pass="" certs="" pair=server tls_auth=no attempt rc
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --aof) aof=$2; shift 2 ;;
       --replica-of) primary=$2; shift 2 ;;
       --user) user=$2; shift 2 ;;
       --pass) pass=$2; shift 2 ;;
+      --tls) certs=$(cd "$2" && pwd); shift 2 ;;
+      --tls-pair) pair=$2; shift 2 ;;
+      --tls-auth-clients) tls_auth=$2; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
   mkdir -p "$dir"
   for attempt in 1 2 3; do
-    write_conf "$dir" "$(free_port)" "$aof" "$primary" "$user" "$pass"
+    write_conf "$dir" "$(free_port)" "$aof" "$primary" "$user" "$pass" "$certs" "$pair" \
+      "$tls_auth"
     launch "$dir"
     rc=0
     wait_up "$dir" || rc=$?

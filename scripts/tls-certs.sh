@@ -4,6 +4,8 @@
 #   server.pem server.key  127.0.0.1 and localhost, signed by ca
 #   server2.pem server2.key  another pair of the same names (a rotation's new pair)
 #   expired.pem expired.key  the same names, expired in 2020
+#   wrong-host.pem wrong-host.key  signed by ca for elsewhere.invalid only (a host name
+#                          check must refuse it on 127.0.0.1)
 #   client.pem client.key  CN=team-a, for client authentication, signed by ca
 #   client-expired.pem client-expired.key  the same, expired in 2020
 #   etcd-server.pem etcd-server.key  127.0.0.1 and localhost, for server and client
@@ -42,6 +44,8 @@ leaf server2 "/CN=localhost" ca "$server_ext"
 leaf client "/CN=team-a" ca "extendedKeyUsage=clientAuth"
 leaf other "/CN=team-b" other-ca "extendedKeyUsage=clientAuth"
 leaf expired "/CN=localhost" ca "$server_ext" "2020-01-01 00:00:00" 1
+leaf wrong-host "/CN=elsewhere.invalid" ca "subjectAltName=DNS:elsewhere.invalid
+extendedKeyUsage=serverAuth"
 leaf client-expired "/CN=team-a" ca "extendedKeyUsage=clientAuth" "2020-01-01 00:00:00" 1
 leaf wronghost "/CN=wronghost.invalid" ca "subjectAltName=DNS:wronghost.invalid
 extendedKeyUsage=serverAuth"

@@ -69,7 +69,8 @@ typedef struct idgen_lease_config {
                                         are below N (refused otherwise), so a generator at
                                         offset o takes o .. o + N - 1; 0 unset (no bound) */
   char redis_url[IDGEN_LEASE_PATH_MAX]; /* --redis URL, IDGEN_REDIS (redis):
-                                          redis://[user:pass@]HOST:PORT[/db] */
+                                          redis://[user:pass@]HOST:PORT[/db], or
+                                          rediss:// over TLS */
   int64_t redis_min_replicas;           /* --redis-min-replicas N: each HWM write waits
                                           (WAIT) for N replicas; 0: no wait */
   /* The providers of other libraries this program links, NULL-terminated (NULL: none):
@@ -97,6 +98,19 @@ typedef struct idgen_lease_config {
                                                   IDGEN_ZK_PASSWORD_FILE: read at open;
                                                   wins over zk_password */
   char zk_password[IDGEN_LEASE_NAME_MAX * 4];  /* IDGEN_ZK_PASSWORD (no flag) */
+  /* Redis over TLS (rediss:// URLs: the peer and its host name are always verified) and
+   * Redis users apart from the URL; the segment redis backend takes them too. "" = none. */
+  char redis_cacert[IDGEN_LEASE_PATH_MAX]; /* --redis-cacert FILE, IDGEN_REDIS_CACERT:
+                                              PEM CAs of the server ("": the system's) */
+  char redis_cert[IDGEN_LEASE_PATH_MAX];   /* --redis-cert FILE, IDGEN_REDIS_CERT: a PEM
+                                              client certificate, with redis_key */
+  char redis_key[IDGEN_LEASE_PATH_MAX];    /* --redis-key FILE, IDGEN_REDIS_KEY */
+  char redis_user[IDGEN_LEASE_NAME_MAX];   /* --redis-user, IDGEN_REDIS_USER: AUTH as
+                                              this ACL user */
+  char redis_password_file[IDGEN_LEASE_PATH_MAX]; /* --redis-password-file FILE,
+                                                     IDGEN_REDIS_PASSWORD_FILE: read at
+                                                     open; wins over redis_password */
+  char redis_password[IDGEN_LEASE_NAME_MAX * 4];  /* IDGEN_REDIS_PASSWORD (no flag) */
 } idgen_lease_config;
 
 /* Defaults: file provider, default state dir, worker unset, namespace "default", TTL
@@ -127,8 +141,10 @@ IDGEN_API int idgen_lease_config_set(idgen_lease_config *config, const char *nam
  * IDGEN_NAMESPACE, IDGEN_LEASE_TTL, IDGEN_DATACENTER, IDGEN_WORKER_ID_RANGE,
  * IDGEN_REGION, IDGEN_K8S_REPLICAS, IDGEN_REDIS, IDGEN_ETCD_CACERT, IDGEN_ETCD_CERT,
  * IDGEN_ETCD_KEY, IDGEN_ETCD_USER, IDGEN_ETCD_PASSWORD_FILE, IDGEN_ZK_USER,
- * IDGEN_ZK_PASSWORD_FILE) and IDGEN_ETCD_PASSWORD and IDGEN_ZK_PASSWORD, which no flag
- * sets. Call before the flags, so that flags win. IDGEN_EINVAL
+ * IDGEN_ZK_PASSWORD_FILE, IDGEN_REDIS_CACERT, IDGEN_REDIS_CERT, IDGEN_REDIS_KEY,
+ * IDGEN_REDIS_USER, IDGEN_REDIS_PASSWORD_FILE) and IDGEN_ETCD_PASSWORD, IDGEN_ZK_PASSWORD
+ * and IDGEN_REDIS_PASSWORD, which no flag sets. Call before the flags, so that flags
+ * win. IDGEN_EINVAL
  * with a reason naming the variable. */
 IDGEN_API int idgen_lease_config_env(idgen_lease_config *config, char *err, size_t errlen);
 

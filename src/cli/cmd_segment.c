@@ -22,14 +22,16 @@ typedef struct segment_args {
   const char *from_sequence; /* init, postgres: start after this sequence's last value */
   int force;                 /* init: --start-after below the backend's recorded highest */
   int64_t timeout_ms;
-  idgen_lease_config access; /* etcd: its TLS files and user (--etcd-cacert, ...) */
-  const char *access_flag;   /* the first such option given, for messages; NULL: none */
+  idgen_lease_config access; /* etcd, redis: TLS files and user (--etcd-cacert, ...) */
+  unsigned access_given;     /* bit i: access_opts[i] given as a flag */
 } segment_args;
 
-/* The etcd backend's options, named as `idgen serve`'s (the lease's) and set through
- * the lease's parser; their IDGEN_* variables too. */
-static const char *const access_opts[] = {"etcd-cacert", "etcd-cert", "etcd-key",
-                                          "etcd-user", "etcd-password-file"};
+/* The etcd and redis backends' options, named as `idgen serve`'s (the lease's) and set
+ * through the lease's parser; their IDGEN_* variables too. Each is for the backend its
+ * name begins with. */
+static const char *const access_opts[] = {
+    "etcd-cacert",  "etcd-cert",  "etcd-key",  "etcd-user",  "etcd-password-file",
+    "redis-cacert", "redis-cert", "redis-key", "redis-user", "redis-password-file"};
 enum { NACCESS = sizeof access_opts / sizeof access_opts[0], ACCESS_BASE = 1000 };
 
 static void usage(FILE *out) {
@@ -39,7 +41,7 @@ static void usage(FILE *out) {
       "                          [--start-after N | --from-sequence SEQ] [--force] NAME\n"
       "       idgen segment next [--backend B] [--dsn DSN] [-n N] [--step N] NAME\n"
       "       (etcd: also --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user,\n"
-      "        --etcd-password-file)\n"
+      "        --etcd-password-file; redis: the same as --redis-*)\n"
       "\n"
       "Segment sequences hand out dense, increasing integers from blocks leased from a\n"
       "backend with one atomic operation each (see docs/segment.md). `init` creates what\n"
@@ -68,7 +70,8 @@ static void usage(FILE *out) {
       "                                [ssl-ca=FILE] [ssl-cert=FILE ssl-key=FILE]\n"
       "                                [ssl-verify=off] (default: the CA and the host\n"
       "                                name checked; docs/segment.md)\n"
-      "                      redis     redis://[user:pass@]HOST:PORT[/db] (key\n"
+      "                      redis     redis://[user:pass@]HOST:PORT[/db], or\n"
+      "                                rediss:// over TLS (key\n"
       "                                idgen:default:segment:NAME)\n");
   /* Two literals: each below the 4095 bytes C11 lets a compiler stop at. */
   fprintf(
@@ -80,7 +83,18 @@ static void usage(FILE *out) {
       "      --etcd-user USER, --etcd-password-file FILE\n"
       "                    etcd with auth enabled: the user, and a file holding its\n"
       "                    password (or env IDGEN_ETCD_PASSWORD) [env IDGEN_ETCD_USER,\n"
-      "                    IDGEN_ETCD_PASSWORD_FILE]\n"
+      "                    IDGEN_ETCD_PASSWORD_FILE]\n");
+  fprintf(
+      out,
+      "      --redis-cacert FILE, --redis-cert FILE, --redis-key FILE\n"
+      "                    redis over rediss://: the CA of the server (default: the\n"
+      "                    system's; peer and host name always verified), and a client\n"
+      "                    certificate with its key [env IDGEN_REDIS_CACERT, ...]\n"
+      "      --redis-user USER, --redis-password-file FILE\n"
+      "                    redis AUTH apart from the URL: the ACL user (or\n"
+      "                    rediss://USER@HOST), and a file holding the password (or env\n"
+      "                    IDGEN_REDIS_PASSWORD) [env IDGEN_REDIS_USER,\n"
+      "                    IDGEN_REDIS_PASSWORD_FILE]\n"
       "  -n, --count N     next: how many numbers, 1 to %llu (default 1)\n"
       "  -s, --step N      next: the block size (default N, so nothing is skipped);\n"
       "                    init: the step recorded in the row (postgres; default 1000)\n"
@@ -112,8 +126,8 @@ static int access_set(segment_args *a, size_t i, const char *value, const char *
     const char *colon = strchr(err, ':');
     return cli_error(CLI_USAGE, a->cmd, "%s%s", what, colon ? colon : ": bad value");
   }
-  if (!a->access_flag && what[0] == '-') /* a flag, not the environment */
-    a->access_flag = access_opts[i];
+  if (what[0] == '-') /* a flag, not the environment */
+    a->access_given |= 1u << i;
   return 0;
 }
 
@@ -126,11 +140,20 @@ static int access_env(segment_args *a) {
       if (v && *v && access_set(a, i, v, lo[j].env))
         return CLI_USAGE;
     }
-  const char *pw = getenv("IDGEN_ETCD_PASSWORD");
-  if (pw && *pw) {
-    if (strlen(pw) >= sizeof a->access.etcd_password)
-      return cli_error(CLI_USAGE, a->cmd, "IDGEN_ETCD_PASSWORD: too long");
-    snprintf(a->access.etcd_password, sizeof a->access.etcd_password, "%s", pw);
+  const struct {
+    const char *env;
+    char *field;
+    size_t cap;
+  } pws[] = {
+      {"IDGEN_ETCD_PASSWORD", a->access.etcd_password, sizeof a->access.etcd_password},
+      {"IDGEN_REDIS_PASSWORD", a->access.redis_password, sizeof a->access.redis_password}};
+  for (size_t i = 0; i < sizeof pws / sizeof pws[0]; i++) {
+    const char *pw = getenv(pws[i].env);
+    if (!pw || !*pw)
+      continue;
+    if (strlen(pw) >= pws[i].cap)
+      return cli_error(CLI_USAGE, a->cmd, "%s: too long", pws[i].env);
+    snprintf(pws[i].field, pws[i].cap, "%s", pw);
   }
   return 0;
 }
@@ -142,6 +165,11 @@ static int parse_args(int argc, char **argv, segment_args *a) {
       {"etcd-key", required_argument, NULL, ACCESS_BASE + 2},
       {"etcd-user", required_argument, NULL, ACCESS_BASE + 3},
       {"etcd-password-file", required_argument, NULL, ACCESS_BASE + 4},
+      {"redis-cacert", required_argument, NULL, ACCESS_BASE + 5},
+      {"redis-cert", required_argument, NULL, ACCESS_BASE + 6},
+      {"redis-key", required_argument, NULL, ACCESS_BASE + 7},
+      {"redis-user", required_argument, NULL, ACCESS_BASE + 8},
+      {"redis-password-file", required_argument, NULL, ACCESS_BASE + 9},
       {"backend", required_argument, NULL, 'b'},
       {"dsn", required_argument, NULL, 'd'},
       {"count", required_argument, NULL, 'n'},
@@ -225,8 +253,13 @@ static int parse_args(int argc, char **argv, segment_args *a) {
     return cli_error(CLI_USAGE, a->cmd, "--force is for init");
   if (a->start_after && a->from_sequence)
     return cli_error(CLI_USAGE, a->cmd, "--start-after or --from-sequence, not both");
-  if (a->access_flag && strcmp(a->backend, "etcd"))
-    return cli_error(CLI_USAGE, a->cmd, "--%s is for --backend etcd", a->access_flag);
+  for (size_t i = 0; i < NACCESS; i++) {
+    size_t len = strcspn(access_opts[i], "-"); /* "etcd", "redis" */
+    if ((a->access_given & (1u << i)) &&
+        (strlen(a->backend) != len || strncmp(access_opts[i], a->backend, len)))
+      return cli_error(CLI_USAGE, a->cmd, "--%s is for --backend %.*s", access_opts[i],
+                       (int)len, access_opts[i]);
+  }
   if (a->from_sequence && strcmp(a->backend, "postgres"))
     return cli_error(CLI_USAGE, a->cmd, "--from-sequence needs --backend postgres");
   if (idgen__segment_name_check(a->name))

@@ -102,8 +102,20 @@ static const idgen_lease_option options[] = {
     {"zk-password-file", "IDGEN_ZK_PASSWORD_FILE", 1, "FILE",
      "zookeeper: file holding --zk-user's password (one line), read at start"},
     {"redis", "IDGEN_REDIS", 1, "URL",
-     "redis: the primary, redis://[user:pass@]HOST:PORT[/db] (not a consensus store: "
-     "see docs/leases.md)"},
+     "redis: the primary, redis://[user:pass@]HOST:PORT[/db], or rediss:// over TLS (not "
+     "a consensus store: see docs/leases.md)"},
+    {"redis-cacert", "IDGEN_REDIS_CACERT", 1, "FILE",
+     "redis: PEM CA certificates that sign a rediss:// server's certificate (default: "
+     "the system's); the peer and its host name are always verified"},
+    {"redis-cert", "IDGEN_REDIS_CERT", 1, "FILE",
+     "redis: PEM client certificate for rediss:// (tls-auth-clients), with --redis-key"},
+    {"redis-key", "IDGEN_REDIS_KEY", 1, "FILE", "redis: PEM private key of --redis-cert"},
+    {"redis-user", "IDGEN_REDIS_USER", 1, "USER",
+     "redis: AUTH as this ACL user (or rediss://USER@HOST with a password source); the "
+     "password from --redis-password-file or IDGEN_REDIS_PASSWORD"},
+    {"redis-password-file", "IDGEN_REDIS_PASSWORD_FILE", 1, "FILE",
+     "redis: file holding the AUTH password (one line), read at start; then the URL "
+     "holds none"},
     {"redis-min-replicas", NULL, 1, "N",
      "redis: each HWM write waits (WAIT) until N replicas have it (default 0)"},
     {"namespace", "IDGEN_NAMESPACE", 1, "NAME",
@@ -287,9 +299,9 @@ static const struct {
     {"redis-min-replicas", offsetof(idgen_lease_config, redis_min_replicas)},
 };
 
-/* The string field of an etcd TLS or auth option (etcd-cacert, ...) or a ZooKeeper auth
- * option (zk-user, zk-password-file): 1 with *dst and *cap, 0 for another name. */
-static int etcd_access_field(idgen_lease_config *c, const char *name, char **dst,
+/* The string field of an etcd or Redis TLS or auth option (etcd-cacert, redis-cert,
+ * ...) or a ZooKeeper auth option (zk-user, zk-password-file): 1 with *dst and *cap, 0 for another name. */
+static int access_field(idgen_lease_config *c, const char *name, char **dst,
                              size_t *cap) {
   const struct {
     const char *name;
@@ -303,6 +315,11 @@ static int etcd_access_field(idgen_lease_config *c, const char *name, char **dst
       {"etcd-password-file", c->etcd_password_file, sizeof c->etcd_password_file},
       {"zk-user", c->zk_user, sizeof c->zk_user},
       {"zk-password-file", c->zk_password_file, sizeof c->zk_password_file},
+      {"redis-cacert", c->redis_cacert, sizeof c->redis_cacert},
+      {"redis-cert", c->redis_cert, sizeof c->redis_cert},
+      {"redis-key", c->redis_key, sizeof c->redis_key},
+      {"redis-user", c->redis_user, sizeof c->redis_user},
+      {"redis-password-file", c->redis_password_file, sizeof c->redis_password_file},
   };
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
     if (!strcmp(name, fields[i].name)) {
@@ -349,7 +366,7 @@ int idgen_lease_config_set(idgen_lease_config *c, const char *name, const char *
     snprintf(c->state_dir, sizeof c->state_dir, "%s", value);
   } else if (!strcmp(name, "etcd")) {
     return set_endpoints(c, value, err, errlen);
-  } else if (etcd_access_field(c, name, &field, &cap)) {
+  } else if (access_field(c, name, &field, &cap)) {
     if (strlen(value) >= cap)
       return fail(err, errlen, "--%s: too long (%zu bytes at most)", name, cap - 1);
     if (strchr(value, '\n') || strchr(value, '\r'))
@@ -415,21 +432,22 @@ int idgen_lease_config_env(idgen_lease_config *c, char *err, size_t errlen) {
       return fail(err, errlen, "%s%s", o->env, colon ? colon : ": bad value");
     }
   }
-  /* A password has no flag: a command line is visible to every user of the host. */
+  /* The passwords have no flag: a command line is visible to every user of the host. */
   const struct {
     const char *env;
     char *field;
     size_t cap;
-  } passwords[] = {{"IDGEN_ETCD_PASSWORD", c->etcd_password, sizeof c->etcd_password},
-                   {"IDGEN_ZK_PASSWORD", c->zk_password, sizeof c->zk_password}};
-  for (size_t i = 0; i < sizeof passwords / sizeof passwords[0]; i++) {
-    const char *pw = getenv(passwords[i].env);
+  } pws[] = {{"IDGEN_ETCD_PASSWORD", c->etcd_password, sizeof c->etcd_password},
+             {"IDGEN_ZK_PASSWORD", c->zk_password, sizeof c->zk_password},
+             {"IDGEN_REDIS_PASSWORD", c->redis_password, sizeof c->redis_password}};
+  for (size_t i = 0; i < sizeof pws / sizeof pws[0]; i++) {
+    const char *pw = getenv(pws[i].env);
     if (!pw || !*pw)
       continue;
-    if (strlen(pw) >= passwords[i].cap)
-      return fail(err, errlen, "%s: too long (%zu bytes at most)", passwords[i].env,
-                  passwords[i].cap - 1);
-    snprintf(passwords[i].field, passwords[i].cap, "%s", pw);
+    if (strlen(pw) >= pws[i].cap)
+      return fail(err, errlen, "%s: too long (%zu bytes at most)", pws[i].env,
+                  pws[i].cap - 1);
+    snprintf(pws[i].field, pws[i].cap, "%s", pw);
   }
   return 0;
 }
@@ -446,6 +464,33 @@ static int zk_access_check(const idgen_lease_config *c, char *err, size_t errlen
   if (!c->zk_user[0] && has_pw)
     return fail(err, errlen, "%s: no --zk-user to authenticate as",
                 c->zk_password_file[0] ? "--zk-password-file" : "IDGEN_ZK_PASSWORD");
+  return 0;
+}
+
+int idgen__lease_redis_access_check(const idgen_lease_config *c, const char *url_text,
+                                    char *err, size_t errlen) {
+  idgen__redis_url url;
+  char why[300];
+  if (idgen__redis_url_parse(url_text, &url, why, sizeof why))
+    return fail(err, errlen, "%s", why);
+  const char *tls = c->redis_cacert[0] ? "--redis-cacert"
+                    : c->redis_cert[0] ? "--redis-cert"
+                    : c->redis_key[0]  ? "--redis-key"
+                                       : NULL;
+  if (tls && !url.tls)
+    return fail(err, errlen, "%s: the Redis URL is redis:// (TLS needs rediss://)", tls);
+  if (!c->redis_cert[0] != !c->redis_key[0])
+    return fail(err, errlen, "%s: needs %s too (a client certificate and its key)",
+                c->redis_cert[0] ? "--redis-cert" : "--redis-key",
+                c->redis_cert[0] ? "--redis-key" : "--redis-cert");
+  /* The file is read at open; here it stands for a password of its own. */
+  const char *pw = c->redis_password_file[0] ? "(file)" : c->redis_password;
+  if (idgen__redis_url_auth(&url, c->redis_user, pw,
+                            c->redis_password_file[0] ? "--redis-password-file"
+                                                      : "IDGEN_REDIS_PASSWORD",
+                            why, sizeof why))
+    return fail(err, errlen, "%s", why);
+  memset(url.pass, 0, sizeof url.pass);
   return 0;
 }
 
@@ -620,7 +665,7 @@ static int check_redis(const idgen_lease_config *c, const idgen_lease_space *spa
                 "--lease-ttl + --hwm-ahead: %lld ms is beyond --hwm-wait-max (%lld ms): a "
                 "worker ID with no HWM history would be refused",
                 (long long)(c->ttl_ms + c->ahead_ms), (long long)wait_max);
-  return 0;
+  return idgen__lease_redis_access_check(c, c->redis_url, err, errlen);
 }
 
 int idgen_lease_config_check(const idgen_lease_config *c, const idgen_layout *layout,

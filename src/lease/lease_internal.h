@@ -120,6 +120,12 @@ IDGEN__EXPORT int idgen__lease_etcd_access_check(const idgen_lease_config *confi
  * NUL byte or more than one line. */
 IDGEN__EXPORT int idgen__password_file_read(const char *opt, const char *path, char *out,
                                             size_t cap, char *err, size_t errlen);
+/* The Redis TLS and auth options against the URL url (--redis, or a segment DSN): the
+ * TLS files only with rediss://, a certificate with its key, one user and one password
+ * (idgen__redis_url_auth): 0, or IDGEN_EINVAL with one line in err. */
+IDGEN__EXPORT int idgen__lease_redis_access_check(const idgen_lease_config *config,
+                                                  const char *url, char *err,
+                                                  size_t errlen);
 
 /* The k8s ordinal: IDGEN_POD_INDEX if set (config->pod_index >= 0), else the digits
  * after the last '-' of the hostname. IDGEN_EINVAL with a reason otherwise. */

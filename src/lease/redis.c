@@ -642,7 +642,7 @@ static void redis_describe(idgen_lease *l, char *out, size_t outlen) {
 
 static void redis_free(idgen_lease *l) {
   redis_lease *e = (redis_lease *)l;
-  idgen__redis_close(&e->r, idgen__lease_forked(e->fork_gen));
+  idgen__redis_free(&e->r, idgen__lease_forked(e->fork_gen));
   free(e);
 }
 
@@ -663,7 +663,11 @@ static int redis_open(idgen_lease **out, const idgen_lease_config *c,
   e->base.vtable = &redis_class;
   idgen__fork_watch();
   e->fork_gen = idgen__fork_generation();
-  idgen__redis_init(&e->r, &url, c->request_timeout_ms);
+  int rc = idgen__redis_init(&e->r, &url, c, c->request_timeout_ms, err, errlen);
+  if (rc) {
+    redis_free(&e->base);
+    return rc;
+  }
   e->r.observe = observe;
   e->r.observe_ctx = &e->base;
   snprintf(e->ns, sizeof e->ns, "%s", c->ns);
@@ -675,7 +679,7 @@ static int redis_open(idgen_lease **out, const idgen_lease_config *c,
   e->max_skew_ms = c->max_skew_ms;
   e->min_replicas = c->redis_min_replicas;
   e->start_ms = idgen_wall_ns() / NS_PER_MS;
-  int rc = idgen__redis_connect(&e->r);
+  rc = idgen__redis_connect(&e->r);
   if (rc) {
     if (err && errlen)
       snprintf(err, errlen, "%s", e->r.why);

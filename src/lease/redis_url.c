@@ -1,6 +1,7 @@
-/* redis_url.c: the --redis URL, redis://[user:pass@]HOST:PORT[/db], parsed in libidgen
+/* redis_url.c: the --redis URL, redis[s]://[user:pass@]HOST:PORT[/db], parsed in libidgen
  * (the option is checked whether or not libidgen-redis is linked; its client and the
  * segment backend read it from here). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,7 +10,8 @@
 
 static int url_fail(char *err, size_t errlen, const char *text, const char *why) {
   if (err && errlen)
-    snprintf(err, errlen, "'%.120s': %s (redis://[user:pass@]HOST:PORT[/db])", text, why);
+    snprintf(err, errlen, "'%.120s': %s (redis[s]://[user:pass@]HOST:PORT[/db])", text,
+             why);
   return IDGEN_EINVAL;
 }
 
@@ -30,12 +32,16 @@ static int parse_uint(const char *s, size_t len, long max, long *out) {
 
 int idgen__redis_url_parse(const char *text, idgen__redis_url *out, char *err,
                            size_t errlen) {
-  static const char scheme[] = "redis://";
-  if (!text || strncmp(text, scheme, sizeof scheme - 1))
-    return url_fail(err, errlen, text ? text : "", "not a redis:// URL");
+  static const char plain[] = "redis://", tls[] = "rediss://";
   idgen__redis_url u;
   memset(&u, 0, sizeof u);
-  const char *p = text + sizeof scheme - 1;
+  const char *p;
+  if (text && !strncmp(text, plain, sizeof plain - 1))
+    p = text + sizeof plain - 1;
+  else if (text && !strncmp(text, tls, sizeof tls - 1))
+    p = text + sizeof tls - 1, u.tls = 1;
+  else
+    return url_fail(err, errlen, text ? text : "", "not a redis:// or rediss:// URL");
   const char *at = strrchr(p, '@');
   if (at) { /* user:pass@ or :pass@ or pass@ */
     const char *colon = memchr(p, ':', (size_t)(at - p));
@@ -47,6 +53,7 @@ int idgen__redis_url_parse(const char *text, idgen__redis_url *out, char *err,
       return url_fail(err, errlen, text, "empty password");
     memcpy(u.user, p, ulen);
     memcpy(u.pass, pass, plen);
+    u.bare = !colon;
     p = at + 1;
   }
   const char *slash = strchr(p, '/');
@@ -70,5 +77,52 @@ int idgen__redis_url_parse(const char *text, idgen__redis_url *out, char *err,
     return url_fail(err, errlen, text, "bad database number");
   u.db = (int)v;
   *out = u;
+  return 0;
+}
+
+static int auth_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int auth_fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return IDGEN_EINVAL;
+}
+
+int idgen__redis_url_auth(idgen__redis_url *url, const char *user, const char *password,
+                          const char *password_from, char *err, size_t errlen) {
+  int has_user = user && *user, has_pw = password && *password;
+  if (!password_from)
+    password_from = "the password";
+  if (has_pw && url->pass[0] && !url->bare)
+    return auth_fail(err, errlen, "%s: the URL has a password too (give one)",
+                     password_from);
+  if (has_pw && url->bare) { /* "NAME@": the user, the password coming from elsewhere */
+    snprintf(url->user, sizeof url->user, "%.*s", (int)sizeof url->user - 1, url->pass);
+    url->pass[0] = '\0';
+    url->bare = 0;
+  }
+  if (has_user && strlen(user) >= sizeof url->user)
+    return auth_fail(err, errlen, "--redis-user: too long (%zu bytes at most)",
+                     sizeof url->user - 1);
+  if (has_user && url->user[0] && strcmp(url->user, user))
+    return auth_fail(err, errlen,
+                     "--redis-user %.100s: the URL names user '%.100s' (give one)", user,
+                     url->user);
+  if (has_pw && strlen(password) >= sizeof url->pass)
+    return auth_fail(err, errlen, "%s: password too long (%zu bytes at most)",
+                     password_from, sizeof url->pass - 1);
+  if (has_user)
+    snprintf(url->user, sizeof url->user, "%s", user);
+  if (has_pw)
+    snprintf(url->pass, sizeof url->pass, "%s", password);
+  if (url->user[0] && !url->pass[0])
+    return auth_fail(err, errlen,
+                     "redis user '%.100s': no password (--redis-password-file FILE or "
+                     "IDGEN_REDIS_PASSWORD)",
+                     url->user);
   return 0;
 }

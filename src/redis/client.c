@@ -1,6 +1,5 @@
-/* client.c: the Redis URL, one hiredis connection with AUTH and SELECT, and the start
- * checks on INFO (see client.h). */
-#include <errno.h>
+/* client.c: one Redis connection (conn.c: plain or TLS) with AUTH and SELECT, and the
+ * start checks on INFO (see client.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +9,43 @@
 #include <hiredis/hiredis.h>
 
 #include "idgen/clock.h"
+#include "idgen/lease.h"
+#include "lease/lease_internal.h"
 #include "redis/client.h"
+#include "redis/conn.h"
 
-void idgen__redis_init(idgen__redis *r, const idgen__redis_url *url, int64_t timeout_ms) {
+int idgen__redis_init(idgen__redis *r, const idgen__redis_url *url,
+                      const idgen_lease_config *access, int64_t timeout_ms, char *err,
+                      size_t errlen) {
   memset(r, 0, sizeof *r);
   r->url = *url;
   r->timeout_ms = timeout_ms > 0 ? timeout_ms : 5000;
+  if (!access)
+    return 0;
+  char pw[sizeof access->redis_password];
+  const char *from = "IDGEN_REDIS_PASSWORD";
+  int rc = 0;
+  snprintf(pw, sizeof pw, "%s", access->redis_password);
+  if (access->redis_password_file[0]) {
+    from = "--redis-password-file";
+    rc = idgen__password_file_read("redis-password-file", access->redis_password_file, pw,
+                                   sizeof pw, err, errlen);
+  }
+  if (!rc)
+    rc = idgen__redis_url_auth(&r->url, access->redis_user, pw, from, err, errlen);
+  memset(pw, 0, sizeof pw);
+  if (rc || !url->tls)
+    return rc;
+  r->tls = idgen__redis_tls_new(access->redis_cacert, access->redis_cert, access->redis_key,
+                                err, errlen);
+  r->has_cert = access->redis_cert[0] != '\0';
+  return r->tls ? 0 : IDGEN_EINVAL;
 }
 
 const char *idgen__redis_where(const idgen__redis *r) {
   static _Thread_local char where[240];
-  snprintf(where, sizeof where, "redis %.200s:%d/%d", r->url.host, r->url.port, r->url.db);
+  snprintf(where, sizeof where, "%s %.200s:%d/%d", r->url.tls ? "rediss" : "redis",
+           r->url.host, r->url.port, r->url.db);
   return where;
 }
 
@@ -39,9 +64,15 @@ static int failf(idgen__redis *r, int rc, const char *fmt, ...) {
 #define fail(r, rc, fmt, detail) failf(r, rc, fmt, idgen__redis_where(r), detail)
 
 void idgen__redis_close(idgen__redis *r, int only_drop) {
-  if (r->c && !only_drop)
-    redisFree(r->c);
+  idgen__redis_conn_close(r->c, only_drop);
   r->c = NULL;
+}
+
+void idgen__redis_free(idgen__redis *r, int only_drop) {
+  idgen__redis_close(r, only_drop);
+  idgen__redis_tls_free(r->tls);
+  r->tls = NULL;
+  memset(r->url.pass, 0, sizeof r->url.pass);
 }
 
 int idgen__redis_info_field(const char *info, const char *field, char *out, size_t outlen) {
@@ -64,9 +95,23 @@ int idgen__redis_info_field(const char *info, const char *field, char *out, size
   return -1;
 }
 
-/* One command on the raw connection, for the connect steps. */
+/* One command on the raw connection, within timeout_ms. */
 static redisReply *raw(idgen__redis *r, int argc, const char **argv) {
-  return redisCommandArgv(r->c, argc, argv, NULL);
+  char *cmd = NULL;
+  int len = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+  if (len < 0) {
+    failf(r, IDGEN_ENOMEM, "out of memory");
+    return NULL;
+  }
+  redisReply *rep = idgen__redis_conn_call(r->c, cmd, (size_t)len,
+                                           idgen_monotonic_ns() + r->timeout_ms * 1000000);
+  redisFreeCommand(cmd);
+  return rep;
+}
+
+/* Why the last command on the connection failed. */
+static const char *conn_why(const idgen__redis *r) {
+  return idgen__redis_conn_error(r->c);
 }
 
 /* What INFO says the server is: refused (a replica, idgen, not Redis) or the facts the
@@ -75,7 +120,7 @@ static int check_info(idgen__redis *r) {
   const char *argv[] = {"INFO"};
   redisReply *rep = raw(r, 1, argv);
   if (!rep)
-    return fail(r, IDGEN_EUNAVAIL, "%s: INFO: %.200s", r->c->errstr);
+    return fail(r, IDGEN_EUNAVAIL, "%s: INFO: %.200s", conn_why(r));
   if (rep->type != REDIS_REPLY_STRING) {
     char msg[160];
     snprintf(msg, sizeof msg, "%.150s",
@@ -118,7 +163,7 @@ static int check_info(idgen__redis *r) {
   const char *cfg[] = {"CONFIG", "GET", "appendfsync"};
   rep = raw(r, 3, cfg);
   if (!rep)
-    return fail(r, IDGEN_EUNAVAIL, "%s: CONFIG GET: %.200s", r->c->errstr);
+    return fail(r, IDGEN_EUNAVAIL, "%s: CONFIG GET: %.200s", conn_why(r));
   r->info.fsync_always = -1;
   if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
       rep->element[1]->type == REDIS_REPLY_STRING)
@@ -144,25 +189,20 @@ int idgen__redis_connect(idgen__redis *r) {
   if (r->c)
     return 0;
   r->refused = 0;
-  struct timeval tv = {(time_t)(r->timeout_ms / 1000),
-                       (suseconds_t)(r->timeout_ms % 1000) * 1000};
-  redisContext *c = redisConnectWithTimeout(r->url.host, r->url.port, tv);
-  if (!c)
-    return fail(r, IDGEN_ENOMEM, "%s: %.200s", "out of memory");
-  if (c->err) {
-    fail(r, IDGEN_EUNAVAIL, "%s: %.200s", c->errstr);
-    redisFree(c);
-    return IDGEN_EUNAVAIL;
+  char why[256];
+  if (idgen__redis_conn_open(&r->c, r->url.host, r->url.port, r->tls, r->has_cert,
+                             idgen_monotonic_ns() + r->timeout_ms * 1000000, why,
+                             sizeof why)) {
+    r->c = NULL;
+    return fail(r, IDGEN_EUNAVAIL, "%s: %.200s", why);
   }
-  redisSetTimeout(c, tv);
-  r->c = c;
   int rc = 0;
   if (r->url.pass[0]) {
     const char *argv[] = {"AUTH", r->url.user, r->url.pass};
     redisReply *rep =
         r->url.user[0] ? raw(r, 3, argv) : raw(r, 2, (const char *[]){"AUTH", r->url.pass});
     if (!rep)
-      rc = fail(r, IDGEN_EUNAVAIL, "%s: AUTH: %.200s", c->errstr);
+      rc = fail(r, IDGEN_EUNAVAIL, "%s: AUTH: %.200s", conn_why(r));
     else if (rep->type == REDIS_REPLY_ERROR)
       rc = fail(r, IDGEN_EUNAVAIL, "%s: AUTH refused: %.200s", rep->str);
     if (rep)
@@ -174,7 +214,7 @@ int idgen__redis_connect(idgen__redis *r) {
     const char *argv[] = {"SELECT", db};
     redisReply *rep = raw(r, 2, argv);
     if (!rep)
-      rc = fail(r, IDGEN_EUNAVAIL, "%s: SELECT: %.200s", c->errstr);
+      rc = fail(r, IDGEN_EUNAVAIL, "%s: SELECT: %.200s", conn_why(r));
     else if (rep->type == REDIS_REPLY_ERROR)
       rc = fail(r, IDGEN_EUNAVAIL, "%s: SELECT refused: %.200s", rep->str);
     if (rep)
@@ -197,7 +237,7 @@ redisReply *idgen__redis_argv(idgen__redis *r, int argc, const char **argv, int 
     r->observe(r->observe_ctx, idgen_monotonic_ns() - t0);
   if (!rep) {
     failf(r, IDGEN_EUNAVAIL, "%s: %.20s: %.127s", idgen__redis_where(r),
-          strncmp(argv[0], "EVAL", 4) ? argv[0] : "script", r->c->errstr);
+          strncmp(argv[0], "EVAL", 4) ? argv[0] : "script", conn_why(r));
     idgen__redis_close(r, 0);
     *rc = IDGEN_EUNAVAIL;
   }

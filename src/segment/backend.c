@@ -8,16 +8,21 @@
 
 typedef int (*backend_new_fn)(idgen__segment_backend **out, const char *dsn,
                               int64_t timeout_ms, char *err, size_t errlen);
+/* A backend that takes TLS and auth options of the lease config too (etcd, redis). */
+typedef int (*backend_new_with_fn)(idgen__segment_backend **out, const char *dsn,
+                                   int64_t timeout_ms, const idgen_lease_config *access,
+                                   char *err, size_t errlen);
 
 static const struct {
   const char *kind;
   backend_new_fn open;
+  backend_new_with_fn open_with;
 } backends[] = {
-    {"file", idgen__segment_file_new},
-    {"postgres", idgen__segment_postgres_new},
-    {"etcd", NULL /* idgen__segment_etcd_new */},
-    {"mariadb", idgen__segment_mariadb_new},
-    {"redis", idgen__segment_redis_new},
+    {"file", idgen__segment_file_new, NULL},
+    {"postgres", idgen__segment_postgres_new, NULL},
+    {"etcd", NULL, idgen__segment_etcd_new},
+    {"mariadb", idgen__segment_mariadb_new, NULL},
+    {"redis", NULL, idgen__segment_redis_new},
 };
 
 const char *idgen__segment_backend_kinds(void) {
@@ -52,8 +57,8 @@ int idgen__segment_backend_open_with(idgen__segment_backend **out, const char *k
       snprintf(err, errlen, "segment backend %s: negative timeout", kind);
       return IDGEN_EINVAL;
     }
-    if (!backends[i].open) /* etcd: its TLS and auth options too */
-      return idgen__segment_etcd_new(out, dsn, timeout_ms, access, err, errlen);
+    if (backends[i].open_with)
+      return backends[i].open_with(out, dsn, timeout_ms, access, err, errlen);
     return backends[i].open(out, dsn, timeout_ms, err, errlen);
   }
   snprintf(err, errlen, "unknown segment backend '%s' (%s)", kind,

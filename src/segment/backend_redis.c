@@ -22,6 +22,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "lease/lease_internal.h"
 #include "redis/client.h"
 #include "segment/segment.h"
 
@@ -356,7 +357,7 @@ static int redis_fetch(idgen__segment_backend *b, const char *name, uint64_t ste
 
 static void redis_free(idgen__segment_backend *b) {
   redis_backend *e = (redis_backend *)b;
-  idgen__redis_close(&e->r, 0);
+  idgen__redis_free(&e->r, 0);
   pthread_mutex_destroy(&e->mu);
   free(e);
 }
@@ -365,11 +366,16 @@ static const idgen__segment_backend_class redis_class = {
     "redis", redis_init, redis_fetch, redis_free, redis_warning, redis_key_start, NULL};
 
 int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
-                             int64_t timeout_ms, char *err, size_t errlen) {
+                             int64_t timeout_ms, const idgen_lease_config *access,
+                             char *err, size_t errlen) {
   idgen__redis_url url;
   char why[300];
   if (idgen__redis_url_parse(dsn, &url, why, sizeof why)) {
     snprintf(err, errlen, "segment redis DSN: %s", why);
+    return IDGEN_EINVAL;
+  }
+  if (access && idgen__lease_redis_access_check(access, dsn, why, sizeof why)) {
+    snprintf(err, errlen, "segment redis: %s", why);
     return IDGEN_EINVAL;
   }
   redis_backend *e = calloc(1, sizeof *e);
@@ -377,7 +383,12 @@ int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
     return IDGEN_ENOMEM;
   e->base.vtable = &redis_class;
   pthread_mutex_init(&e->mu, NULL);
-  idgen__redis_init(&e->r, &url, timeout_ms);
+  int rc = idgen__redis_init(&e->r, &url, access, timeout_ms, why, sizeof why);
+  if (rc) {
+    snprintf(err, errlen, "segment redis: %s", why);
+    redis_free(&e->base);
+    return rc;
+  }
   *out = &e->base;
   return 0;
 }

@@ -90,7 +90,7 @@ struct idgen__segment_backend {
  *   etcd      URL[,URL...] (http://127.0.0.1:2379, or all https://)
  *   mariadb   servers=HOST:PORT[,HOST:PORT...] [database=test] [user=root]
  *             [password=...] [table=tickets64]
- *   redis     redis://[user:pass@]HOST:PORT[/db] (the primary)
+ *   redis     redis://[user:pass@]HOST:PORT[/db] (the primary), or rediss://
  * timeout_ms bounds each request (0: 5000). IDGEN_EINVAL with one line in err for an
  * unknown kind or a bad DSN. */
 int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
@@ -98,7 +98,8 @@ int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
                                 size_t errlen);
 /* The same, the etcd backend taking etcd's TLS files and user from access (its
  * etcd_cacert, etcd_cert, etcd_key, etcd_user, etcd_password_file, etcd_password;
- * NULL: none), checked as the lease's are; the other backends ignore it. */
+ * NULL: none) and the redis backend Redis's (redis_cacert, ..., redis_password),
+ * checked as the lease's are; the other backends ignore it. */
 int idgen__segment_backend_open_with(idgen__segment_backend **out, const char *kind,
                                      const char *dsn, int64_t timeout_ms,
                                      const idgen_lease_config *access, char *err,
@@ -159,7 +160,8 @@ int idgen__segment_file_is_dir(const idgen__segment_backend *b);
 int idgen__segment_mariadb_new(idgen__segment_backend **out, const char *dsn,
                                int64_t timeout_ms, char *err, size_t errlen);
 int idgen__segment_redis_new(idgen__segment_backend **out, const char *dsn,
-                             int64_t timeout_ms, char *err, size_t errlen);
+                             int64_t timeout_ms, const idgen_lease_config *access,
+                             char *err, size_t errlen);
 
 /* ---- The generator ----------------------------------------------------------------- */
 

@@ -185,6 +185,12 @@ const idgen__gen_key idgen__gen_keys[] = {
     {"etcd_key", SEG, GL, "etcd-key"},
     {"etcd_user", SEG, GL, "etcd-user"},
     {"etcd_password_file", SEG, GL, "etcd-password-file"},
+    /* the redis backend's TLS files and user, likewise */
+    {"redis_cacert", SEG, GL, "redis-cacert"},
+    {"redis_cert", SEG, GL, "redis-cert"},
+    {"redis_key", SEG, GL, "redis-key"},
+    {"redis_user", SEG, GL, "redis-user"},
+    {"redis_password_file", SEG, GL, "redis-password-file"},
     {"period", SEG, GS(period), NULL},
     {"timezone", SEG, GS(timezone), NULL},
     {"digits", SEG, GU(digits, 1, 10), NULL},
@@ -217,23 +223,35 @@ void idgen__gen_keys_of(idgen__kind kind, char *out, size_t outlen) {
 }
 
 const char *idgen__lease_key_text(const idgen_lease_config *l, const char *flag) {
-  return !strcmp(flag, "etcd-cacert")          ? l->etcd_cacert
-         : !strcmp(flag, "etcd-cert")          ? l->etcd_cert
-         : !strcmp(flag, "etcd-key")           ? l->etcd_key
-         : !strcmp(flag, "etcd-user")          ? l->etcd_user
-         : !strcmp(flag, "etcd-password-file") ? l->etcd_password_file
-                                               : NULL;
+  return !strcmp(flag, "etcd-cacert")           ? l->etcd_cacert
+         : !strcmp(flag, "etcd-cert")           ? l->etcd_cert
+         : !strcmp(flag, "etcd-key")            ? l->etcd_key
+         : !strcmp(flag, "etcd-user")           ? l->etcd_user
+         : !strcmp(flag, "etcd-password-file")  ? l->etcd_password_file
+         : !strcmp(flag, "redis-cacert")        ? l->redis_cacert
+         : !strcmp(flag, "redis-cert")          ? l->redis_cert
+         : !strcmp(flag, "redis-key")           ? l->redis_key
+         : !strcmp(flag, "redis-user")          ? l->redis_user
+         : !strcmp(flag, "redis-password-file") ? l->redis_password_file
+                                                : NULL;
 }
 
-/* The etcd TLS and auth settings of src into dst (a segment generator's etcd backend
- * takes them from its lease config). */
-static void copy_etcd_access(idgen_lease_config *dst, const idgen_lease_config *src) {
+/* The etcd and Redis TLS and auth settings of src into dst (a segment generator's etcd
+ * or redis backend takes them from its lease config). */
+static void copy_access(idgen_lease_config *dst, const idgen_lease_config *src) {
   memcpy(dst->etcd_cacert, src->etcd_cacert, sizeof dst->etcd_cacert);
   memcpy(dst->etcd_cert, src->etcd_cert, sizeof dst->etcd_cert);
   memcpy(dst->etcd_key, src->etcd_key, sizeof dst->etcd_key);
   memcpy(dst->etcd_user, src->etcd_user, sizeof dst->etcd_user);
   memcpy(dst->etcd_password_file, src->etcd_password_file, sizeof dst->etcd_password_file);
   memcpy(dst->etcd_password, src->etcd_password, sizeof dst->etcd_password);
+  memcpy(dst->redis_cacert, src->redis_cacert, sizeof dst->redis_cacert);
+  memcpy(dst->redis_cert, src->redis_cert, sizeof dst->redis_cert);
+  memcpy(dst->redis_key, src->redis_key, sizeof dst->redis_key);
+  memcpy(dst->redis_user, src->redis_user, sizeof dst->redis_user);
+  memcpy(dst->redis_password_file, src->redis_password_file,
+         sizeof dst->redis_password_file);
+  memcpy(dst->redis_password, src->redis_password, sizeof dst->redis_password);
 }
 
 static int serve_opt(const char *name) {
@@ -469,7 +487,7 @@ static int default_from_flags(idgen__serve_config *cfg, idgen__gen_spec *s, char
     s->seq_reset_threshold = cfg->seq_reset_threshold;
     s->lease = cfg->lease;
   } else {
-    copy_etcd_access(&s->lease, &cfg->lease); /* the file's default entry set them there */
+    copy_access(&s->lease, &cfg->lease); /* the file's default entry set them there */
   }
   return 0;
 }

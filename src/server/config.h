@@ -18,7 +18,7 @@
 #define IDGEN_CFG_DSN 1024
 #define IDGEN_SERVE_GENERATORS_MAX 256 /* each snowflake or segment one runs a thread */
 #define IDGEN__GEN_NAME_MAX 64
-#define IDGEN__GEN_KEYS_MAX 32 /* options a generator entry may hold (config.c's table) */
+#define IDGEN__GEN_KEYS_MAX 40 /* options a generator entry may hold (config.c's table) */
 
 /* One generator of `idgen serve`, merged from the config file, the flags and the
  * defaults. Which fields count depends on the kind. */

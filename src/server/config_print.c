@@ -101,6 +101,8 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
   fprintf(out, "\"  # %s\n", SRC("etcd"));
   static const char *const access[] = {"etcd-cacert", "etcd-cert", "etcd-key", "etcd-user",
                                        "etcd-password-file"};
+  static const char *const redis_access[] = {"redis-cacert", "redis-cert", "redis-key",
+                                             "redis-user", "redis-password-file"};
   for (size_t i = 0; i < sizeof access / sizeof access[0]; i++)
     fprintf(out, "%s = \"%s\"  # %s\n", access[i], idgen__lease_key_text(l, access[i]),
             SRC(access[i]));
@@ -113,6 +115,12 @@ static void print_lease(const idgen_lease_config *l, FILE *out) {
           SRC("zk-password-file"));
   fprintf(out, "zk-password = %s  # %s\n", l->zk_password[0] ? "(set, not shown)" : "unset",
           l->zk_password[0] ? "env IDGEN_ZK_PASSWORD" : "default");
+  for (size_t i = 0; i < sizeof redis_access / sizeof redis_access[0]; i++)
+    fprintf(out, "%s = \"%s\"  # %s\n", redis_access[i],
+            idgen__lease_key_text(l, redis_access[i]), SRC(redis_access[i]));
+  fprintf(out, "redis-password = %s  # %s\n",
+          l->redis_password[0] ? "(set, not shown)" : "unset",
+          l->redis_password[0] ? "env IDGEN_REDIS_PASSWORD" : "default");
   fprintf(out, "namespace = \"%s\"  # %s\n", l->ns, SRC("namespace"));
   fprintf(out, "lease-ttl = %lld  # seconds; %s\n", (long long)(l->ttl_ms / 1000),
           SRC("lease-ttl"));

@@ -15,6 +15,7 @@
 #include "fake_clock.h"
 #include "idgen/lease.h"
 #include "lease/lease_internal.h"
+#include "redis/url.h"
 
 #define MS INT64_C(1000000)
 #define T0_MS INT64_C(1780272000000) /* 2026-06-01 */
@@ -751,6 +752,101 @@ static void test_config_zk_access(void **state) {
   assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
 }
 
+/* Redis's TLS and auth options: the TLS files only with rediss://, a certificate with
+ * its key, one password (the URL's, a file's or the environment's), one user; with a
+ * password from elsewhere a bare "NAME@" of the URL is the user. */
+static void test_config_redis_access(void **state) {
+  (void)state;
+  idgen_lease_config c;
+  idgen_lease_config_init(&c);
+  char err[256];
+  const idgen_layout *l = layout_of("snowflake");
+  assert_int_equal(idgen_lease_config_set(&c, "lease", "redis", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis", "redis://h:1", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis-cacert", "ca.pem", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_string_equal(err,
+                      "--redis-cacert: the Redis URL is redis:// (TLS needs rediss://)");
+  assert_int_equal(idgen_lease_config_set(&c, "redis", "rediss://h:1", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis-key", "c.key", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--redis-key: needs --redis-cert"));
+  assert_int_equal(idgen_lease_config_set(&c, "redis-cert", "c.pem", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis-user", "idgen", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "redis user 'idgen': no password"));
+  setenv("IDGEN_REDIS_PASSWORD", "secret", 1);
+  setenv("IDGEN_REDIS_CACERT", "env-ca.pem", 1);
+  assert_int_equal(idgen_lease_config_env(&c, err, sizeof err), 0);
+  unsetenv("IDGEN_REDIS_PASSWORD");
+  unsetenv("IDGEN_REDIS_CACERT");
+  assert_string_equal(c.redis_password, "secret");
+  assert_string_equal(c.redis_cacert, "env-ca.pem");
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis-password", "x", err, sizeof err),
+                   IDGEN_EINVAL); /* no flag carries a password */
+  /* two passwords, two users */
+  assert_int_equal(idgen_lease_config_set(&c, "redis", "rediss://u:p@h:1", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_string_equal(err, "IDGEN_REDIS_PASSWORD: the URL has a password too (give one)");
+  assert_int_equal(
+      idgen_lease_config_set(&c, "redis", "rediss://other@h:1", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--redis-user idgen: the URL names user 'other'"));
+  assert_int_equal(
+      idgen_lease_config_set(&c, "redis", "rediss://idgen@h:1", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis-user", "", err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), 0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis-password-file", "pw", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_set(&c, "redis", "rediss://:p@h:1", err, sizeof err),
+                   0);
+  assert_int_equal(idgen_lease_config_check(&c, l, err, sizeof err), IDGEN_EINVAL);
+  assert_non_null(strstr(err, "--redis-password-file: the URL has a password too"));
+}
+
+/* The URL's user and password, and what the options given apart change of them. */
+static void test_redis_url_auth(void **state) {
+  (void)state;
+  idgen__redis_url u;
+  char err[256];
+  assert_int_equal(idgen__redis_url_parse("rediss://h:7/2", &u, err, sizeof err), 0);
+  assert_true(u.tls && u.port == 7 && u.db == 2 && !u.user[0] && !u.pass[0]);
+  assert_int_equal(idgen__redis_url_parse("rediz://h:7", &u, err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_non_null(strstr(err, "not a redis:// or rediss:// URL"));
+  /* "NAME@" alone is a password, as redis-cli reads it... */
+  assert_int_equal(idgen__redis_url_parse("redis://pw@h", &u, err, sizeof err), 0);
+  assert_true(!u.tls && u.bare && !u.user[0]);
+  assert_string_equal(u.pass, "pw");
+  assert_int_equal(idgen__redis_url_auth(&u, NULL, NULL, NULL, err, sizeof err), 0);
+  assert_string_equal(u.pass, "pw");
+  /* ... and the user when the password comes from elsewhere */
+  assert_int_equal(idgen__redis_url_auth(&u, NULL, "s3", "F", err, sizeof err), 0);
+  assert_string_equal(u.user, "pw");
+  assert_string_equal(u.pass, "s3");
+  assert_int_equal(idgen__redis_url_parse("redis://h", &u, err, sizeof err), 0);
+  assert_int_equal(idgen__redis_url_auth(&u, "idgen", "s3", "F", err, sizeof err), 0);
+  assert_string_equal(u.user, "idgen");
+  assert_string_equal(u.pass, "s3");
+  assert_int_equal(idgen__redis_url_parse("redis://h", &u, err, sizeof err), 0);
+  assert_int_equal(idgen__redis_url_auth(&u, NULL, "s3", "F", err, sizeof err), 0);
+  assert_true(!u.user[0]); /* AUTH s3: the default user */
+  assert_int_equal(idgen__redis_url_parse("redis://h", &u, err, sizeof err), 0);
+  assert_int_equal(idgen__redis_url_auth(&u, "idgen", NULL, "F", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_int_equal(idgen__redis_url_parse("redis://u:p@h", &u, err, sizeof err), 0);
+  assert_int_equal(idgen__redis_url_auth(&u, "u", NULL, "F", err, sizeof err), 0);
+  assert_int_equal(idgen__redis_url_auth(&u, NULL, "q", "F", err, sizeof err),
+                   IDGEN_EINVAL);
+  assert_string_equal(err, "F: the URL has a password too (give one)");
+}
+
 static void test_unwritable_state_dir(void **state) {
   (void)state;
   idgen_lease_config c;
@@ -874,6 +970,8 @@ int main(void) {
       cmocka_unit_test(test_config),
       cmocka_unit_test(test_config_etcd_access),
       cmocka_unit_test(test_config_zk_access),
+      cmocka_unit_test(test_config_redis_access),
+      cmocka_unit_test(test_redis_url_auth),
       cmocka_unit_test_setup_teardown(test_unwritable_state_dir, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keeper_arms_and_releases, setup, teardown),
       cmocka_unit_test_setup_teardown(test_keeper_refuses_far_hwm, setup, teardown),

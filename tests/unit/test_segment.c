@@ -434,10 +434,10 @@ static void test_open_errors(void **state) {
       {"memcached", "x",
        "unknown segment backend 'memcached' (file, postgres, etcd, mariadb, redis)"},
       {"redis", "x",
-       "segment redis DSN: 'x': not a redis:// URL (redis://[user:pass@]HOST:PORT[/db])"},
-      {"redis", "redis://h:0",
-       "segment redis DSN: 'redis://h:0': bad port "
-       "(redis://[user:pass@]HOST:PORT[/db])"},
+       "segment redis DSN: 'x': not a redis:// or rediss:// URL "
+       "(redis[s]://[user:pass@]HOST:PORT[/db])"},
+      {"redis", "redis://h:0", "segment redis DSN: 'redis://h:0': bad port "
+                               "(redis[s]://[user:pass@]HOST:PORT[/db])"},
       {"file", "", "segment backend file: no DSN given"},
       {"file", "/nonexistent-idgen/dir/file",
        "segment file /nonexistent-idgen/dir/file: directory /nonexistent-idgen/dir does "

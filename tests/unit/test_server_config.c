@@ -317,6 +317,50 @@ static void test_config_etcd_access(void **state) {
   assert_non_null(strstr(err, "not an option of a snowflake generator"));
 }
 
+/* A segment generator on Redis takes the process's --redis-* options, or its own
+ * redis_* keys; the segment's checks refuse TLS files with redis://; --print-config
+ * never shows a password. */
+static void test_config_redis_access(void **state) {
+  (void)state;
+  char err[512];
+  const char *yaml = "generators:\n"
+                     "  a: {kind: segment, backend: redis, dsn: \"rediss://127.0.0.1:1\"}\n"
+                     "  b: {kind: segment, backend: redis, dsn: \"rediss://127.0.0.1:1\",\n"
+                     "      redis_cacert: b-ca.pem, redis_user: b, redis_password_file: pw}\n";
+  char *flags[] = {"--redis-cacert", "/etc/hostname", "--redis-user", "idgen", NULL};
+  setenv("IDGEN_REDIS_PASSWORD", "s3cret", 1);
+  assert_int_equal(load_yaml(yaml, flags, 0, err, sizeof err), IDGEN_CONFIG_SERVE);
+  unsetenv("IDGEN_REDIS_PASSWORD");
+  const idgen__gen_spec *a = idgen__serve_config_gen(&cfg, "a", 1);
+  const idgen__gen_spec *b = idgen__serve_config_gen(&cfg, "b", 1);
+  assert_string_equal(a->lease.redis_cacert, "/etc/hostname");
+  assert_string_equal(a->lease.redis_user, "idgen");
+  assert_string_equal(a->lease.redis_password, "s3cret");
+  assert_string_equal(b->lease.redis_cacert, "b-ca.pem");
+  assert_string_equal(b->lease.redis_user, "b");
+  assert_string_equal(b->lease.redis_password_file, "pw");
+  char *out = NULL;
+  size_t outlen = 0;
+  FILE *f = open_memstream(&out, &outlen);
+  idgen__serve_config_print(&cfg, f);
+  fclose(f);
+  assert_non_null(strstr(out, "redis-cacert = \"/etc/hostname\"  # flag\n"));
+  assert_non_null(strstr(out, "redis_cacert = \"b-ca.pem\"  # file:4\n"));
+  assert_non_null(strstr(out, "redis-password = (set, not shown)"));
+  assert_null(strstr(out, "s3cret"));
+  free(out);
+  assert_int_equal(load_yaml("generators:\n  o: {kind: segment, backend: redis, dsn: "
+                             "\"redis://127.0.0.1:1\", redis_cacert: ca.pem}\n",
+                             NULL, 1, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "--redis-cacert: the Redis URL is redis://"));
+  assert_int_equal(load_yaml("generators:\n  o: {kind: segment, backend: redis, dsn: "
+                             "\"rediss://127.0.0.1:1\", redis_cert: c.pem}\n",
+                             NULL, 1, err, sizeof err),
+                   -1);
+  assert_non_null(strstr(err, "--redis-cert: needs --redis-key"));
+}
+
 /* Each bad file: one line that names the file, the line and the key. */
 /* tokens: each its file, generators (a list, or every one) and decode; two tokens of
  * one value refused by the check. */
@@ -549,9 +593,9 @@ int main(void) {
       cmocka_unit_test(test_token_length),       cmocka_unit_test(test_listeners_checked),
       cmocka_unit_test(test_loopback),           cmocka_unit_test(test_config_file),
       cmocka_unit_test(test_dsn_masked),         cmocka_unit_test(test_config_precedence),
-      cmocka_unit_test(test_config_etcd_access), cmocka_unit_test(test_config_file_errors),
-      cmocka_unit_test(test_config_tokens),      cmocka_unit_test(test_fixed_workers),
-      cmocka_unit_test(test_k8s_workers),
+      cmocka_unit_test(test_config_etcd_access), cmocka_unit_test(test_config_redis_access),
+      cmocka_unit_test(test_config_file_errors), cmocka_unit_test(test_config_tokens),
+      cmocka_unit_test(test_fixed_workers),      cmocka_unit_test(test_k8s_workers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
