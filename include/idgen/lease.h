@@ -127,7 +127,10 @@ typedef struct idgen_lease_option {
   const char *help; /* one line */
 } idgen_lease_option;
 
-/* The options idgen_lease_config_set understands, ending with a NULL name. */
+/* The options idgen_lease_config_set understands, ending with a NULL name: at most
+ * IDGEN_LEASE_OPTIONS_MAX of them (the library's build checks it), so that a caller may
+ * size an array of options by it. */
+#define IDGEN_LEASE_OPTIONS_MAX 64
 IDGEN_API const idgen_lease_option *idgen_lease_options(void);
 
 /* Sets one option by its long name (value NULL for flags). IDGEN_EINVAL for an unknown

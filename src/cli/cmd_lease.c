@@ -103,11 +103,11 @@ static void print_holders(const idgen_lease_holder *hs, size_t count) {
 }
 
 int idgen__cmd_lease(int argc, char **argv) {
-  struct option opts[40];
+  struct option opts[IDGEN_LEASE_OPTIONS_MAX + 3];
   size_t n = 0;
   opts[n++] = (struct option){"layout", required_argument, NULL, 'l'};
   opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
-  n = cli_lease_add_options(opts, n, 39);
+  n = cli_lease_add_options(opts, n, sizeof opts / sizeof opts[0] - 1);
   opts[n] = (struct option){NULL, 0, NULL, 0};
 
   idgen_lease_config config;

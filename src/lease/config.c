@@ -153,6 +153,10 @@ static const idgen_lease_option options[] = {
      "holder of the same datacenter names another (default \"default\")"},
     {NULL, NULL, 0, NULL, NULL},
 };
+/* Callers size their option arrays by IDGEN_LEASE_OPTIONS_MAX (idgen serve's parser, the
+ * CLI's): a table past it would lose its last options there, without a word. */
+_Static_assert(sizeof options / sizeof options[0] <= IDGEN_LEASE_OPTIONS_MAX + 1,
+               "more lease options than IDGEN_LEASE_OPTIONS_MAX");
 
 const idgen_lease_option *idgen_lease_options(void) {
   return options;

@@ -95,7 +95,7 @@ const size_t idgen__serve_nopts = NOPTS;
 static const char *sources[NOPTS];
 static int source_lines[NOPTS];
 #define LEASE_OPT_BASE 2000
-#define LEASE_OPTS_MAX 32
+#define LEASE_OPTS_MAX IDGEN_LEASE_OPTIONS_MAX
 static const char *lease_sources[LEASE_OPTS_MAX];
 static int lease_lines[LEASE_OPTS_MAX];
 static char loaded_file[IDGEN_CFG_PATH]; /* --config as last loaded, for messages */
