@@ -174,6 +174,12 @@ for stage in "${stages[@]}"; do
       configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo || { failed=$((failed + 1)); continue; }
       labels='^integration$'
       [[ $pg_with_integration -eq 0 ]] || labels='^(integration|pg)$'
+      # ctest starts the costliest tests first when it knows their times, which a new
+      # build does not: it gets those of tests/ctest-costs.txt (a clean clone's run's
+      # CTestCostData.txt), so that no long test starts last and runs on alone. A build
+      # whose ctest has timed integration tests itself keeps its own.
+      costs=build/Testing/Temporary/CTestCostData.txt
+      grep -qs '^integration_' "$costs" || { mkdir -p "${costs%/*}" && cp tests/ctest-costs.txt "$costs"; }
       run_ctest build -j "$integration_jobs" -L "$labels" ;;
     model|image|deb) # one pass or fail each: the model, the image, the packages
       if run_one_command "$stage"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi ;;
