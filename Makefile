@@ -83,12 +83,16 @@ clean:
 
 # Sequences, Redis INCR and the Flickr ticket server next to idgen; then idgen serve against
 # nginx, redis-server and its ceiling. Each rewrites bench/results/ and its docs section.
-.PHONY: bench-ticket bench-server
+.PHONY: bench-ticket bench-server bench-tls
 bench-ticket: build
 	@bench/ticket.sh --build $(BUILD) --docs
 
 bench-server: build
 	@bench/server.sh --build $(BUILD) --docs
+
+# idgen serve over TLS against nginx and redis-server over TLS, and each against plain text.
+bench-tls: build
+	@bench/tls.sh --build $(BUILD) --docs
 
 # The PostgreSQL extension against nextval() and gen_random_uuid(); needs make pg-install.
 bench-pg: pg-install

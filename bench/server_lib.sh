@@ -124,27 +124,53 @@ bl_start_idgen() {
     { cat "$log" >&2; bl_die "idgen serve did not start"; }
 }
 
-# bl_start_redis: Debian's redis-server, no persistence. Sets redis_pid, redis_port.
+# bl_start_redis [CERT KEY CA]: Debian's redis-server, no persistence. Sets redis_pid,
+# redis_port. With CERT, KEY and CA it also speaks TLS on redis_tls_port (the same
+# process; client certificates not asked for).
 bl_start_redis() {
+  local tls=()
   redis_port=$(bl_free_port)
+  if [[ $# -ge 3 ]]; then
+    redis_tls_port=$(bl_free_port)
+    tls=(--tls-port "$redis_tls_port" --tls-cert-file "$1" --tls-key-file "$2"
+      --tls-ca-cert-file "$3" --tls-auth-clients no)
+  fi
   mkdir -p "$bl_tmp/redis"
   redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no \
-    --dir "$bl_tmp/redis" --daemonize no --logfile "$bl_tmp/redis/log" &
+    --dir "$bl_tmp/redis" --daemonize no --logfile "$bl_tmp/redis/log" "${tls[@]}" &
   redis_pid=$!
   bl_pids+=("$redis_pid")
   bl_wait_port "$redis_port" "$redis_pid" || bl_die "redis-server did not start"
+  [[ ${#tls[@]} -eq 0 ]] || bl_wait_port "$redis_tls_port" "$redis_pid" ||
+    { cat "$bl_tmp/redis/log" >&2; bl_die "redis-server did not open its TLS port"; }
 }
 
-# bl_start_nginx BODY_FILE: nginx, one worker, keep-alive, GET /v1/id answers 200 with the
-# file's bytes as application/json. Sets nginx_pid, nginx_port.
+# bl_start_nginx BODY_FILE [CERT KEY]: nginx, one worker, keep-alive, GET /v1/id answers
+# 200 with the file's bytes as application/json. Sets nginx_pid, nginx_port. With CERT
+# and KEY the same worker also serves HTTPS on nginx_tls_port (TLS 1.2 and 1.3, session
+# cache and tickets, as idgen resumes sessions).
 bl_start_nginx() {
-  local body=$1 d="$bl_tmp/nginx" user=""
+  local body=$1 d="$bl_tmp/nginx" user="" tls_server=""
   nginx_port=$(bl_free_port)
   mkdir -p "$d/tmp"
   [[ $(id -u) -eq 0 ]] && user="user root;"
   # `return 200 "text"` serves a fixed body from memory, as idgen serves one from memory.
   local text
   text=$(sed 's/\\/\\\\/g; s/"/\\"/g' "$body")
+  if [[ $# -ge 3 ]]; then
+    nginx_tls_port=$(bl_free_port)
+    tls_server="server {
+    listen 127.0.0.1:$nginx_tls_port ssl;
+    ssl_certificate $2;
+    ssl_certificate_key $3;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:TLS:1m;
+    location = /v1/id {
+      default_type application/json;
+      return 200 \"$text\\n\";
+    }
+  }"
+  fi
   cat >"$d/nginx.conf" <<EOF
 $user
 worker_processes 1;
@@ -169,12 +195,15 @@ http {
       return 200 "$text\n";
     }
   }
+  $tls_server
 }
 EOF
   nginx -c "$d/nginx.conf" -p "$d" &
   nginx_pid=$!
   bl_pids+=("$nginx_pid")
   bl_wait_port "$nginx_port" "$nginx_pid" || { cat "$d/error.log" >&2; bl_die "nginx did not start"; }
+  [[ -z $tls_server ]] || bl_wait_port "$nginx_tls_port" "$nginx_pid" ||
+    { cat "$d/error.log" >&2; bl_die "nginx did not open its TLS port"; }
 }
 
 # bl_start_ticket_servers: Flickr's two ticket servers (scripts/mariadb-cluster.sh): MariaDB
@@ -204,12 +233,15 @@ bl_wrk() {
   echo "${line#WRKRESULT }"
 }
 
-# bl_redis_bench PORT CLIENTS N PIPELINE COMMAND...: redis-benchmark --csv. Prints
+# bl_redis_bench [--tls CAFILE] PORT CLIENTS N PIPELINE COMMAND...: redis-benchmark --csv
+# (over TLS, verifying the server against CAFILE, with --tls). Prints
 # "rps=.. p50_us=.. p99_us=..".
 bl_redis_bench() {
+  local tls=()
+  if [[ $1 == --tls ]]; then tls=(--tls --cacert "$2"); shift 2; fi
   local port=$1 clients=$2 n=$3 pipe=$4 out
   shift 4
-  out=$(redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -n "$n" -P "$pipe" --csv "$@" \
+  out=$(redis-benchmark -h 127.0.0.1 -p "$port" "${tls[@]}" -c "$clients" -n "$n" -P "$pipe" --csv "$@" \
         2>/dev/null) || bl_die "redis-benchmark failed on port $port"
   # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms",
   # "p99_latency_ms","max_latency_ms"

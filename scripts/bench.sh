@@ -12,6 +12,7 @@ Runs, in this order (default: all):
   btree   bench/btree.sh: each ID scheme in a PostgreSQL B-tree (minutes)
   ticket  bench/ticket.sh: sequences, Redis INCR, the Flickr ticket server, idgen
   server  bench/server.sh: idgen serve against nginx, redis-server and its ceiling
+  tls     bench/tls.sh: idgen serve over TLS against nginx and redis-server over TLS
   opaque  bench/opaque.sh: opaque IDs per ID (bench_opaque) and over HTTP
   pg      bench/pg.sh: the PostgreSQL extension against nextval(), gen_random_uuid()
           (needs the extension installed: make pg-install)
@@ -21,9 +22,9 @@ Runs, in this order (default: all):
 Writes bench/results/* and rewrites the results sections of docs/benchmarks.md,
 docs/btree.md and docs/leases.md (unless --no-docs).
   --build DIR   the build dir (default: build)
-  --idgen PATH  the idgen binary for ticket, server and opaque (default: BUILD/idgen)
-  --seconds S   per-measurement length for ticket, server and opaque (default 5)
-  --rounds N    alternating rounds in server and opaque (default 3)
+  --idgen PATH  the idgen binary for ticket, server, tls and opaque (default: BUILD/idgen)
+  --seconds S   per-measurement length for ticket, server, tls and opaque (default 5)
+  --rounds N    alternating rounds in server, tls and opaque (default 3)
 EOF
 }
 
@@ -42,11 +43,11 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds=$2; shift 2 ;;
     --idgen) idgen=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    gen|uuid|btree|btree-summary|ticket|server|opaque|pg|fleet) names+=("$1"); shift ;;
+    gen|uuid|btree|btree-summary|ticket|server|tls|opaque|pg|fleet) names+=("$1"); shift ;;
     *) echo "scripts/bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server opaque pg fleet)
+[[ ${#names[@]} -gt 0 ]] || names=(gen uuid btree ticket server tls opaque pg fleet)
 build_dir=$(cd "$build_dir" && pwd)
 results="$src_dir/bench/results"
 doc="$src_dir/docs/benchmarks.md"
@@ -128,7 +129,7 @@ for name in "${names[@]}"; do
       fi
       ;;
     btree-summary) btree_summary ;;
-    ticket|server|opaque)
+    ticket|server|tls|opaque)
       args=(--build "$build_dir" --seconds "$seconds")
       [[ $name != ticket ]] && args+=(--rounds "$rounds")
       [[ -n "$idgen" ]] && args+=(--idgen "$idgen")

@@ -28,8 +28,8 @@
 #   --keep            keep the working directory (it is kept anyway when a scenario fails)
 # Scenarios: negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart
 #   all-restart etcd-leader etcd-quorum regions exhausted file-restart file-statedir
-#   file-removed netdelay segment segment-mariadb-rc segment-mariadb-flickr mixed
-#   redis redis-volatile redis-negative segment-redis (on scripts/redis-server.sh)
+#   file-removed netdelay etcd-tls segment segment-mariadb-rc segment-mariadb-flickr
+#   mixed redis redis-volatile redis-negative segment-redis (on scripts/redis-server.sh)
 #   zookeeper (its own 3-member ZooKeeper ensemble; its negative control is the mutant
 #   zk-control-no-version of tests/mutants.txt, run by scripts/mutants.sh)
 set -euo pipefail
@@ -40,7 +40,7 @@ IDGEN="" CLIENT="" DELAY="" TICKET="" PHASE=2 MINUTES=0 ROUND=120 STRICT=0 BATCH
 SEED=$(( $(date +%s) % 100000 ))
 ALL=(negative clock-5ms clock-200ms clock-3s clock-1h pause kill-restart all-restart
      etcd-leader etcd-quorum regions exhausted file-restart file-statedir file-removed netdelay
-     segment segment-mariadb-rc segment-mariadb-flickr mixed zookeeper redis redis-volatile
+     etcd-tls segment segment-mariadb-rc segment-mariadb-flickr mixed zookeeper redis redis-volatile
      redis-negative segment-redis)
 SCENARIOS=()
 while [[ $# -gt 0 ]]; do
@@ -83,6 +83,7 @@ if [[ -z $WORK ]]; then WORK=$(mktemp -d /tmp/idgen-chaos.XXXXXX); own_work=1; f
 mkdir -p "$WORK"
 ETCD_DIR=$WORK/etcd
 ETCD_B_DIR=$WORK/etcd-b # the second region's etcd (scenario regions)
+ETCD_TLS_DIR=$WORK/etcd-tls # the client-certificate etcd (scenario etcd-tls)
 ZK_DIR=$WORK/zk         # the ZooKeeper ensemble (scenario zookeeper)
 ZK_EPS=""
 PG_DIR=$WORK/pg         # PostgreSQL for the segment generators (scenario segment)
@@ -103,6 +104,7 @@ cleanup() {
   for p in "${PROXIES[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   [[ -f $ETCD_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_DIR" >/dev/null 2>&1 || true
   [[ -f $ETCD_B_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_B_DIR" >/dev/null 2>&1 || true
+  [[ -f $ETCD_TLS_DIR/members ]] && "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_TLS_DIR" >/dev/null 2>&1 || true
   if [[ -f $ZK_DIR/members ]]; then
     for i in 0 1 2; do [[ -f $ZK_DIR/m$i.pid ]] && kill -CONT "$(cat "$ZK_DIR/m$i.pid")" 2>/dev/null; done
     "$SRC/scripts/zookeeper-cluster.sh" stop "$ZK_DIR" >/dev/null 2>&1 || true
@@ -114,7 +116,7 @@ cleanup() {
   if [[ $KEEP -eq 0 && $own_work -eq 1 && $FAILED -eq 0 && $rc -eq 0 ]]; then
     rm -rf "$WORK"
   else
-    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ "$ZK_DIR"/m*/ "$PG_DIR/data" 2>/dev/null || true
+    rm -rf "$ETCD_DIR"/m*/ "$ETCD_B_DIR"/m*/ "$ETCD_TLS_DIR"/m*/ "$ZK_DIR"/m*/ "$PG_DIR/data" 2>/dev/null || true
     for d in "${MDB_DIRS[@]}"; do rm -rf "$d"/m*/data; done
     log "work dir kept (logs; histories of checked scenarios deleted): $WORK"
   fi
@@ -272,12 +274,18 @@ etcd_up() {
   log "etcd cluster at $EPS"
 }
 
-# etcd_restart I: starts member I again and waits until it answers with a leader.
+# etcd_restart I [DIR]: starts member I of the cluster in DIR (default the 3-member one)
+# again and waits until it answers with a leader (over TLS with the client certificate
+# if the cluster requires one: DIR/tls names the PKI, as scripts/etcd-cluster.sh keeps it).
 etcd_restart() {
-  "$SRC/scripts/etcd-cluster.sh" restart "$ETCD_DIR" "$1"
-  local url; url=$(cat "$ETCD_DIR/m$1.url")
+  local dir=${2:-$ETCD_DIR} url c tls=()
+  "$SRC/scripts/etcd-cluster.sh" restart "$dir" "$1"
+  url=$(cat "$dir/m$1.url")
+  if [[ -f $dir/tls ]]; then
+    c=$(cat "$dir/tls"); tls=(--cacert "$c/ca.pem" --cert "$c/client.pem" --key "$c/client.key")
+  fi
   for _ in $(seq 100); do
-    curl -s -m 1 -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep '"leader"' >/dev/null && return 0
+    curl -s -m 1 "${tls[@]}" -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep '"leader"' >/dev/null && return 0
     sleep 0.2
   done
   log "etcd member $1 not healthy after restart"
@@ -316,7 +324,7 @@ note() { NOTES+="${NOTES:+; }$*"; }
 
 # The etcd provider's serve args for policy P.
 etcd_args() {
-  echo "--policy $1 --lease etcd --etcd $EPS --namespace $NS --lease-ttl $TTL --state-dir $SD/state${SERVE_CLOCK:+ --clock $SERVE_CLOCK}"
+  echo "--policy $1 --lease etcd --etcd $EPS --namespace $NS --lease-ttl $TTL --state-dir $SD/state${SERVE_CLOCK:+ --clock $SERVE_CLOCK}${ETCD_TLS_ARGS:+ $ETCD_TLS_ARGS}"
 }
 
 # start_n N POLICY...: replicas 0..N-1 with the etcd provider (policy per replica, the
@@ -791,6 +799,78 @@ scn_netdelay() {
   PROXIES=()
 }
 
+# The etcd provider over TLS: a 3-member etcd of the scenario's own, https:// only with
+# client certificates required (scripts/etcd-cluster.sh with ETCD_CLUSTER_TLS, the PKI
+# of scripts/tls-certs.sh), the replicas presenting the client certificate
+# (--etcd-cacert/--etcd-cert/--etcd-key), each member reached through chaos_delay (TLS
+# passes it as bytes; the certificate names 127.0.0.1). Faults: r0 SIGKILLed and
+# restarted at once with its clock 2 s back (a new TLS connection to claim), the etcd
+# leader SIGKILLed and restarted (connections to it drop; the replicas handshake with
+# the others), then 1500 ms each way to every member for TTL + 1 s (past the deadline).
+scn_etcd_tls() {
+  begin etcd-tls "etcd with client certificates required (TLS): r0 killed and restarted with its clock 2 s back, the etcd leader killed, 1500 ms latency to etcd"
+  if [[ ! -x $DELAY ]]; then note "chaos_delay not built"; FAILED=$((FAILED + 1)); ROWS+=("| $SCN | - | - | - | - | - | FAIL | $NOTES |"); return; fi
+  local certs=$WORK/certs eps url port proxied="" l w t0 eps_saved=$EPS
+  if [[ ! -f $certs/client.pem ]] && ! "$SRC/scripts/tls-certs.sh" "$certs" >"$SD/certs.log" 2>&1; then
+    note "tls-certs.sh failed: $(tail -1 "$SD/certs.log")"; FAILED=$((FAILED + 1)); ROWS+=("| $SCN | - | - | - | - | - | FAIL | $NOTES |"); return
+  fi
+  if ! eps=$(ETCD_CLUSTER_TLS=$certs "$SRC/scripts/etcd-cluster.sh" start "$ETCD_TLS_DIR" 3 2>"$SD/etcd.log"); then
+    note "the TLS etcd did not start: $(tail -1 "$SD/etcd.log")"; FAILED=$((FAILED + 1)); ROWS+=("| $SCN | - | - | - | - | - | FAIL | $NOTES |"); return
+  fi
+  # The cluster must be what the scenario is about: a client without a certificate is
+  # refused (etcd requires one with --client-cert-auth, and also with --trusted-ca-file
+  # alone); else no load is run and the scenario fails.
+  url=${eps%%,*}
+  if curl -s -m 2 --cacert "$certs/ca.pem" -X POST "$url/v3/maintenance/status" -d '{}' 2>/dev/null | grep -q '"leader"'; then
+    note "etcd answered a client without a certificate: no client-cert TLS to test"
+    FAILED=$((FAILED + 1)); ROWS+=("| $SCN | - | - | - | - | - | FAIL | $NOTES |")
+    "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_TLS_DIR" >/dev/null 2>&1 || true
+    rm -rf "$ETCD_TLS_DIR"
+    return
+  fi
+  echo 0 >"$SD/delay"
+  IFS=, read -ra urls <<<"$eps"
+  for url in "${urls[@]}"; do
+    port=$(free_port); USED_PORTS[$port]=1
+    "$DELAY" --listen "127.0.0.1:$port" --to "${url#https://}" --delay-file "$SD/delay" \
+      2>>"$SD/proxy.log" &
+    PROXIES+=($!)
+    proxied+="${proxied:+,}https://127.0.0.1:$port"
+  done
+  sleep 0.3
+  EPS=$proxied
+  local ETCD_TLS_ARGS="--etcd-cacert $certs/ca.pem --etcd-cert $certs/client.pem --etcd-key $certs/client.key"
+  if start_n 3 fail wait logical; then
+    EPS=$eps_saved
+    sleep "$PHASE"
+    w=$(worker_of 0)
+    stop_replica 0 KILL
+    set_clock 0 -2
+    t0=$(now_ms)
+    start_replica 0
+    wait_ready 0 30 && note "r0 killed: worker $w -> $(worker_of 0), ready in $(($(now_ms) - t0)) ms" ||
+      note "r0 not ready after restart"
+    sleep "$PHASE"
+    l=$("$SRC/scripts/etcd-cluster.sh" leader "$ETCD_TLS_DIR")
+    "$SRC/scripts/etcd-cluster.sh" kill "$ETCD_TLS_DIR" "$l" KILL
+    sleep $((PHASE + 1))
+    etcd_restart "$l" "$ETCD_TLS_DIR"
+    note "killed leader m$l"
+    echo 1500 >"$SD/delay"; sleep $((TTL + 1))
+    note "with 1500 ms: ready $(for i in 0 1 2; do curl -s -o /dev/null -m 1 -w '%{http_code}' "http://127.0.0.1:${RHTTP[$i]}/readyz"; echo -n ' '; done)"
+    echo 0 >"$SD/delay"
+    HEAL_MS=$(now_ms)
+    sleep $((PHASE + TTL))
+    check_recovered 0 1 2
+  fi
+  EPS=$eps_saved
+  finish
+  for p in "${PROXIES[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  PROXIES=()
+  "$SRC/scripts/etcd-cluster.sh" stop "$ETCD_TLS_DIR" >/dev/null 2>&1 || true
+  rm -rf "$ETCD_TLS_DIR"
+}
+
 # pg_up: a PostgreSQL cluster for the segment generators, started once.
 pg_up() {
   [[ -n $PG_PORT ]] && return 0
@@ -1145,7 +1225,7 @@ EOF
 
 log "seed $SEED, phase $PHASE s, batch $BATCH, pause $PAUSE_MS ms, TTL $TTL s, work $WORK"
 for s in "${SCENARIOS[@]}"; do
-  case "$s" in negative|file-restart|file-statedir|file-removed|segment-mariadb-*|redis*|segment-redis|zookeeper) ;; *) etcd_up; break ;; esac
+  case "$s" in negative|file-restart|file-statedir|file-removed|etcd-tls|segment-mariadb-*|redis*|segment-redis|zookeeper) ;; *) etcd_up; break ;; esac
 done
 for s in "${SCENARIOS[@]}"; do
   case "$s" in
@@ -1165,6 +1245,7 @@ for s in "${SCENARIOS[@]}"; do
     file-statedir) scn_file_statedir ;;
     file-removed) scn_file_removed ;;
     netdelay) scn_netdelay ;;
+    etcd-tls) scn_etcd_tls ;;
     segment) scn_segment ;;
     segment-mariadb-rc) scn_segment_mariadb_rc ;;
     segment-mariadb-flickr) scn_segment_mariadb_flickr ;;
