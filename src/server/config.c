@@ -566,8 +566,8 @@ static int token_cert(idgen__token_spec *t, const idgen__config_option *o, const
   }
   int known = !is_san;
   for (size_t i = 0; is_san && i < sizeof kinds / sizeof kinds[0]; i++)
-    known |= !strncmp(o->value, kinds[i], strlen(kinds[i])) &&
-             o->value[strlen(kinds[i])] != 0;
+    known |=
+        !strncmp(o->value, kinds[i], strlen(kinds[i])) && o->value[strlen(kinds[i])] != 0;
   if (!known) {
     snprintf(err, errlen, "%s: '%.64s' is not DNS:NAME, URI:URI or email:ADDRESS", what,
              o->value);
@@ -1229,7 +1229,8 @@ static int check_cert_teams(const idgen__serve_config *cfg, char *err, size_t er
     snprintf(err, errlen,
              "%s:%d: tokens.%s.%s: needs --tls-ca and --tls-client-cert optional or "
              "require (a client certificate verified)",
-             cfg->config_file, t->line, t->name, t->cert_subject[0] ? "cert_subject" : "cert_san");
+             cfg->config_file, t->line, t->name,
+             t->cert_subject[0] ? "cert_subject" : "cert_san");
     return -1;
   }
   return 0;

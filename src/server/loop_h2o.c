@@ -170,10 +170,11 @@ static void conn_close(conn *c) {
     c->next->prev = c->prev;
   h2o_socket_close(c->sock);
   SSL_CTX_free(c->ssl_ctx); /* after the socket: NULL is fine */
-  free(c->cert);
+  free(c->cert);            /* NULL is fine too */
   release_buf(net, &c->in);
   release_buf(net, &c->out);
-  net->freed_bytes += sizeof *c + (c->tls ? TLS_CONN_BYTES : 0);
+  net->freed_bytes +=
+      sizeof *c + (c->tls ? TLS_CONN_BYTES : 0) + (c->cert ? sizeof *c->cert : 0);
   atomic_fetch_sub(net->conns[c->listener], 1);
   net->open--;
   free(c);

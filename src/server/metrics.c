@@ -18,8 +18,7 @@ static const char *const status_names[ST_COUNT] = {"200", "400", "401",  "403", 
 static const char *const rcmd_names[RCMD_COUNT] = {
     "ping", "id",    "ids",  "range", "uuid7",  "uuid4",  "ulid",    "decode", "info", "quit",
     "auth", "hello", "echo", "client", "select", "command", "reset",  "other"};
-static const char *const listener_names[LISTENER_COUNT] = {"http", "resp",
-                                                                  "health"};
+static const char *const listener_names[LISTENER_COUNT] = {"http", "resp", "health"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */
 static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,   500,
                                                               1000, 2500, 10000, 100000};

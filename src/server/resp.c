@@ -245,7 +245,8 @@ int idgen__resp_cert_auth(idgen__resp_session *s) {
   return 1;
 }
 
-void idgen__resp_session_cert(idgen__resp_session *s, const struct idgen__cert_names *cert) {
+void idgen__resp_session_cert(idgen__resp_session *s,
+                              const struct idgen__cert_names *cert) {
   s->cert = cert;
   if (!s->authed)
     idgen__resp_cert_auth(s);

@@ -137,9 +137,11 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  idgen__net_config nc = {
-      .tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd, .health_fd = w->health_fd,
-      .tls = w->tls};
+  idgen__net_config nc = {.tctx = &t,
+                          .http_fd = w->http_fd,
+                          .resp_fd = w->resp_fd,
+                          .health_fd = w->health_fd,
+                          .tls = w->tls};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);
@@ -293,8 +295,7 @@ static int start_service(serve *s) {
              "version=%s http=%s resp=%s health=%s tls=%s threads=%zu layout=%s lease=%s "
              "policy=%s max_conns=%llu/listener max_count=%llu auth=%s generators=%s",
              IDGEN_VERSION, s->http_bound, s->resp_bound, s->health_bound,
-             idgen__tls_mode(s->tls),
-             s->nthreads, layout ? layout->name : "-",
+             idgen__tls_mode(s->tls), s->nthreads, layout ? layout->name : "-",
              idgen_lease_kind_name(cfg->lease.kind), cfg->policy,
              (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
              !idgen__serve_config_auth(cfg) ? "none"

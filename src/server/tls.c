@@ -179,11 +179,10 @@ int idgen__tls_peer_names(const SSL *ssl, idgen__cert_names *out) {
     BIO_read(bio, out->subject, n); /* a longer one matches no cert_subject */
   BIO_free(bio);
   GENERAL_NAMES *sans = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
-  for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans) && out->nsans < IDGEN__CERT_SANS_MAX;
-       i++)
-    out->nsans +=
-        (size_t)san_text(sk_GENERAL_NAME_value(sans, i), out->sans[out->nsans],
-                         sizeof out->sans[out->nsans]);
+  for (int i = 0;
+       sans && i < sk_GENERAL_NAME_num(sans) && out->nsans < IDGEN__CERT_SANS_MAX; i++)
+    out->nsans += (size_t)san_text(sk_GENERAL_NAME_value(sans, i), out->sans[out->nsans],
+                                   sizeof out->sans[out->nsans]);
   GENERAL_NAMES_free(sans);
   ERR_clear_error();
   return 1;

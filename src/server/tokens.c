@@ -204,9 +204,8 @@ static int load(const idgen__token_spec *const *specs, const char *const *preset
       snprintf(what, sizeof what, "--auth-token-file");
     if (preset[i])
       snprintf(e->value, sizeof e->value, "%s", preset[i]);
-    else if (e->spec.file[0] &&
-             idgen__token_read(what, e->spec.file, e->value, sizeof e->value, err, errlen) <
-                 0)
+    else if (e->spec.file[0] && idgen__token_read(what, e->spec.file, e->value,
+                                                  sizeof e->value, err, errlen) < 0)
       goto fail;
     e->len = strlen(e->value); /* 0: a team of a certificate only */
     for (size_t j = 0; j < i; j++) {
@@ -320,7 +319,8 @@ static int cert_matches(const idgen__token_spec *t, const idgen__cert_names *nam
   return 0;
 }
 
-long idgen__token_set_find_cert(const idgen__token_set *set, const idgen__cert_names *names) {
+long idgen__token_set_find_cert(const idgen__token_set *set,
+                                const idgen__cert_names *names) {
   long found = -1;
   for (size_t i = 0; set && names && i < set->n; i++) {
     if (!cert_matches(&set->v[i].spec, names))

@@ -40,9 +40,9 @@ const char *idgen__token_reg_name(const idgen__token_reg *reg, size_t slot);
  * registry out of slots. With reg (NULL: a check only, no buckets), each token gets its
  * name's slot and bucket, the bucket rescaled to the token's quota (main thread); old
  * (may be NULL) is the set this one replaces: a token of the same name and value keeps
- * its identity (idgen__token_set_ident), so a connection's grant survives. A team with cert_subject or
- * cert_san and no file has no token value; two teams of one cert_subject or cert_san are
- * refused as two of one value are. */
+ * its identity (idgen__token_set_ident), so a connection's grant survives. A team with
+ * cert_subject or cert_san and no file has no token value; two teams of one cert_subject or
+ * cert_san are refused as two of one value are. */
 int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_reg *reg,
                           const idgen__token_set *old, uint64_t now_ns,
                           idgen__token_set **out, char *err, size_t errlen);
@@ -87,7 +87,8 @@ typedef struct idgen__cert_names {
 /* The index of the one team whose cert_subject equals names' subject, or whose cert_san
  * equals one of its SAN entries (exact bytes, both); -1 when none does, or when two
  * teams do (a certificate that could be either team is neither). */
-long idgen__token_set_find_cert(const idgen__token_set *set, const idgen__cert_names *names);
+long idgen__token_set_find_cert(const idgen__token_set *set,
+                                const idgen__cert_names *names);
 /* 1 if the token may use the generator named name. */
 int idgen__token_covers(const idgen__token_spec *t, const char *name);
 

@@ -57,7 +57,7 @@ if part usage; then
     local name=$1 want=$2 rc=0
     printf 'generators:\n  orders: {kind: uuid7}\ntokens:\n%s\n' "$3" >"$WORK/$name.yaml"
     shift 3
-    "$IDGEN" serve --http 127.0.0.1:0 --resp= --state-dir "$WORK/s-$name" \
+    timeout 20 "$IDGEN" serve --http 127.0.0.1:0 --resp= --state-dir "$WORK/s-$name" \
       --config "$WORK/$name.yaml" "$@" 2>"$WORK/$name.log" || rc=$?
     check "usage $name: exit 2" 2 "$rc"
     check "usage $name: one line" 1 "$(wc -l <"$WORK/$name.log")"

@@ -68,8 +68,8 @@ static void test_match_rule(void **state) {
   n = cert("CN=x", "URI:spiffe://corp/team-c", NULL);
   assert_int_equal(idgen__token_set_find_cert(set, &n), 2);
   /* near misses: no team */
-  static const char *const subjects[] = {"CN=team-A", "CN=team-a,O=corp", "CN=team-a ",
-                                         "O=corp,CN=team-c", "cn=team-a", ""};
+  static const char *const subjects[] = {
+      "CN=team-A", "CN=team-a,O=corp", "CN=team-a ", "O=corp,CN=team-c", "cn=team-a", ""};
   for (size_t i = 0; i < sizeof subjects / sizeof subjects[0]; i++) {
     n = cert(subjects[i], NULL, NULL);
     if (idgen__token_set_find_cert(set, &n) != -1)
