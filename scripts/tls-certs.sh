@@ -8,6 +8,9 @@
 #                          check must refuse it on 127.0.0.1)
 #   client.pem client.key  CN=team-a, for client authentication, signed by ca
 #   client-expired.pem client-expired.key  the same, expired in 2020
+#   client-b.pem client-b.key  CN=team-b with SANs DNS:team-b.example and
+#                          URI:spiffe://idgen.test/team-b, for client authentication
+#   client-c.pem client-c.key  CN=team-c, for client authentication (no team's, at first)
 #   etcd-server.pem etcd-server.key  127.0.0.1 and localhost, for server and client
 #                          authentication both (etcd's gateway dials its own gRPC port
 #                          with it when clients must show a certificate)
@@ -51,4 +54,7 @@ leaf wronghost "/CN=wronghost.invalid" ca "subjectAltName=DNS:wronghost.invalid
 extendedKeyUsage=serverAuth"
 leaf etcd-server "/CN=localhost" ca "subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth,clientAuth"
+leaf client-b "/CN=team-b/O=idgen test" ca "subjectAltName=DNS:team-b.example,URI:spiffe://idgen.test/team-b
+extendedKeyUsage=clientAuth"
+leaf client-c "/CN=team-c" ca "extendedKeyUsage=clientAuth"
 chmod 644 ./*.pem

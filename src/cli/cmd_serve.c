@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "server/config.h"
+#include "server/netloop.h"
 #include "server/server.h"
 
 int idgen__cmd_serve(int argc, char **argv) {
@@ -26,7 +27,7 @@ int idgen__cmd_serve(int argc, char **argv) {
   idgen__tls *tls =
       NULL; /* its files are read before anything listens: a bad one is usage */
   if (idgen__serve_config_check(&cfg, err, sizeof err) < 0 ||
-      idgen__tls_new(&tls, &cfg, err, sizeof err) < 0)
+      idgen__tls_new(&tls, &cfg, idgen__net_tls_info, err, sizeof err) < 0)
     cli_error(CLI_USAGE, "serve", "%s", err);
   else
     status = idgen__serve_run(&cfg, tls) == 0 ? CLI_OK : CLI_FAILED;

@@ -640,9 +640,25 @@ static const struct route {
     {"/", 0, ROUTE_STATUS, 0, 1, route_status},
 };
 
+/* --health-listen's, in plain text beside TLS ports: the probes, nothing that issues or
+ * tells more (/metrics stays behind TLS and the token on --http). */
+static const struct route health_routes[] = {
+    {"/healthz", 0, ROUTE_HEALTHZ, 0, 1, route_healthz},
+    {"/readyz", 0, ROUTE_READYZ, P_NAME, 1, route_readyz},
+};
+
+static const struct {
+  const struct route *v;
+  size_t n;
+} route_tables[2] = {
+    {routes, sizeof routes / sizeof routes[0]},
+    {health_routes, sizeof health_routes / sizeof health_routes[0]},
+};
+
 static const struct route *route_of(const idgen__http_req *req) {
-  for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-    const struct route *r = &routes[i];
+  const struct route *table = route_tables[req->health != 0].v;
+  for (size_t i = 0; i < route_tables[req->health != 0].n; i++) {
+    const struct route *r = &table[i];
     size_t l = strlen(r->path);
     if (r->prefix ? req->path_len > l && !memcmp(req->path, r->path, l)
                   : eq(req->path, req->path_len, r->path))
@@ -651,11 +667,15 @@ static const struct route *route_of(const idgen__http_req *req) {
   return NULL;
 }
 
-/* The request's token found (*g: what it may do), or 0. */
+/* The request's token found (*g: what it may do), or 0. Without an Authorization
+ * header, the connection's client certificate is tried (its team, tokens.h); a token
+ * sent is judged alone, whatever the certificate. */
 static int bearer_ok(idgen__tctx *t, const idgen__http_req *req, idgen__grant *g) {
   *g = IDGEN__GRANT_ALL;
   if (!idgen__svc_auth_required(t->svc))
     return 1;
+  if (!req->authorization && req->cert)
+    return idgen__svc_auth_cert(t->svc, &t->hold, req->cert, g);
   if (!req->authorization || req->authorization_len < 7 ||
       strncasecmp(req->authorization, "Bearer ", 7) != 0)
     return 0;

@@ -33,6 +33,9 @@ typedef struct idgen__http_req {
   size_t query_len;
   const char *authorization; /* the Authorization header's value, or NULL */
   size_t authorization_len;
+  /* The connection's verified client certificate (a team's, maybe: tokens.h), or NULL. */
+  const struct idgen__cert_names *cert;
+  int health; /* on --health-listen: only /healthz and /readyz are routed */
 } idgen__http_req;
 
 typedef struct idgen__http_res {

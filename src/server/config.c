@@ -62,6 +62,9 @@ const idgen__serve_opt idgen__serve_opts[] = {
     {"tls-client-cert", S(tls_client_cert), "none",
      "none, optional (verified against --tls-ca when sent) or require (a handshake "
      "without one fails)"},
+    {"health-listen", S(health_listen), "",
+     "loopback ADDR:PORT answering GET /healthz and /readyz in plain text, whatever "
+     "--tls-cert says (for probes on the host); any other path 404; empty: none"},
     {"log-file", S(log_file), "", "event log file (SIGHUP reopens it); empty: stderr"},
     {"log-level", S(log_level), "info",
      "lowest level logged: debug (adds a line per caller's name: RESP CLIENT SETNAME, "
@@ -548,6 +551,39 @@ static int token_generators(const idgen__serve_config *cfg, idgen__token_spec *t
   return 0;
 }
 
+/* tokens.NAME.cert_subject (an RFC 2253 subject, "CN=team-a,O=corp") or cert_san ("DNS:",
+ * "URI:" or "email:" and the name): matched exactly (tokens.c), so only its form is
+ * checked here. */
+static int token_cert(idgen__token_spec *t, const idgen__config_option *o, const char *what,
+                      char *err, size_t errlen) {
+  static const char *const kinds[] = {"DNS:", "URI:", "email:"};
+  int is_san = !strcmp(o->key, "cert_san");
+  char *field = is_san ? t->cert_san : t->cert_subject;
+  if (!o->value[0] || strlen(o->value) >= IDGEN_CFG_STR) {
+    snprintf(err, errlen, "%s: want %s of 1 to %d characters", what,
+             is_san ? "a SAN entry" : "a subject", IDGEN_CFG_STR - 1);
+    return -1;
+  }
+  int known = !is_san;
+  for (size_t i = 0; is_san && i < sizeof kinds / sizeof kinds[0]; i++)
+    known |=
+        !strncmp(o->value, kinds[i], strlen(kinds[i])) && o->value[strlen(kinds[i])] != 0;
+  if (!known) {
+    snprintf(err, errlen, "%s: '%.64s' is not DNS:NAME, URI:URI or email:ADDRESS", what,
+             o->value);
+    return -1;
+  }
+  if (!is_san && !strchr(o->value, '=')) {
+    snprintf(err, errlen,
+             "%s: '%.64s' is not a subject in RFC 2253 form (\"CN=team-a,O=corp\": "
+             "openssl x509 -noout -subject -nameopt RFC2253 prints it)",
+             what, o->value);
+    return -1;
+  }
+  snprintf(field, IDGEN_CFG_STR, "%s", o->value);
+  return 0;
+}
+
 static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry *e,
                        idgen__token_spec *t, char *err, size_t errlen) {
   const char *why;
@@ -584,6 +620,9 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
         return -1;
       }
       snprintf(t->file, sizeof t->file, "%s", o->value);
+    } else if (!strcmp(o->key, "cert_subject") || !strcmp(o->key, "cert_san")) {
+      if (token_cert(t, o, what, err, errlen) < 0)
+        return -1;
     } else if (!strcmp(o->key, "decode")) {
       if (parse_bool(o->value, &t->decode) < 0) {
         snprintf(err, errlen, "%s: '%s' is not true or false", what, o->value);
@@ -597,8 +636,8 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
         return -1;
     } else {
       snprintf(err, errlen,
-               "%s: unknown option of a token (it takes: file, generators, "
-               "decode, rate, burst)",
+               "%s: unknown option of a token (it takes: file, cert_subject, "
+               "cert_san, generators, decode, rate, burst)",
                what);
       return -1;
     }
@@ -608,10 +647,10 @@ static int apply_token(const idgen__serve_config *cfg, const idgen__config_entry
              cfg->config_file, e->line, e->name);
     return -1;
   }
-  if (!t->file[0]) {
+  if (!t->file[0] && !t->cert_subject[0] && !t->cert_san[0]) {
     snprintf(err, errlen,
              "%s:%d: tokens.%s: no file (the token's file, as "
-             "--auth-token-file's)",
+             "--auth-token-file's), cert_subject or cert_san",
              cfg->config_file, e->line, e->name);
     return -1;
   }
@@ -1180,6 +1219,45 @@ static int check_tls(const idgen__serve_config *cfg, char *err, size_t errlen) {
   return 0;
 }
 
+/* A team's certificate needs one verified: --tls-ca with --tls-client-cert optional or
+ * require (check_tls makes those go together). */
+static int check_cert_teams(const idgen__serve_config *cfg, char *err, size_t errlen) {
+  for (size_t i = 0; i < cfg->ntokens && !cfg->tls_ca[0]; i++) {
+    const idgen__token_spec *t = &cfg->tokens[i];
+    if (!t->cert_subject[0] && !t->cert_san[0])
+      continue;
+    snprintf(err, errlen,
+             "%s:%d: tokens.%s.%s: needs --tls-ca and --tls-client-cert optional or "
+             "require (a client certificate verified)",
+             cfg->config_file, t->line, t->name,
+             t->cert_subject[0] ? "cert_subject" : "cert_san");
+    return -1;
+  }
+  return 0;
+}
+
+/* --health-listen: plain text, so loopback only (a probe on the host, never a way
+ * around TLS from the network). */
+static int check_health(const idgen__serve_config *cfg, char *err, size_t errlen) {
+  char host[256];
+  uint16_t port;
+  if (!cfg->health_listen[0])
+    return 0;
+  if (idgen__parse_hostport(cfg->health_listen, host, sizeof host, &port) < 0) {
+    snprintf(err, errlen, "--health-listen '%s': expected ADDR:PORT", cfg->health_listen);
+    return -1;
+  }
+  if (strncmp(host, "127.", 4) != 0 && strcmp(host, "::1") != 0 &&
+      strcmp(host, "[::1]") != 0) {
+    snprintf(err, errlen,
+             "--health-listen '%s': a plain-text port must be on loopback (127.0.0.0/8 or "
+             "::1)",
+             cfg->health_listen);
+    return -1;
+  }
+  return 0;
+}
+
 int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen) {
   char host[256];
   uint16_t port;
@@ -1204,7 +1282,8 @@ int idgen__serve_config_check(idgen__serve_config *cfg, char *err, size_t errlen
     snprintf(err, errlen, "--log-level '%s': expected debug, info or warn", cfg->log_level);
     return -1;
   }
-  if (check_tls(cfg, err, errlen) < 0)
+  if (check_tls(cfg, err, errlen) < 0 || check_cert_teams(cfg, err, errlen) < 0 ||
+      check_health(cfg, err, errlen) < 0)
     return -1;
   for (size_t i = 0; i < cfg->ngens; i++)
     if (check_gen(&cfg->gens[i], err, errlen) < 0)

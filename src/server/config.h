@@ -65,6 +65,10 @@ typedef struct idgen__token_spec {
   int decode;     /* may decode opaque IDs (HTTP /v1/decode/ID?opaque=1) */
   uint64_t rate;  /* its quota, IDs per second (server/quota.h); 0: none */
   uint64_t burst; /* IDs at once; 0: the default, one second of the rate */
+  /* A verified client certificate that stands for this team (server/tokens.h,
+   * idgen__token_set_find_cert); "": none. A team needs a file, one of these, or both. */
+  char cert_subject[IDGEN_CFG_STR]; /* its subject, RFC 2253 ("CN=team-a,O=corp") */
+  char cert_san[IDGEN_CFG_STR];     /* one SAN entry: "DNS:name", "URI:uri", "email:addr" */
 } idgen__token_spec;
 
 typedef struct idgen__serve_config {
@@ -83,6 +87,8 @@ typedef struct idgen__serve_config {
   char tls_key[IDGEN_CFG_PATH];        /* its private key */
   char tls_ca[IDGEN_CFG_PATH];         /* CAs that sign client certificates; "": none */
   char tls_client_cert[IDGEN_CFG_STR]; /* "none" (default), "optional", "require" */
+  char health_listen[IDGEN_CFG_STR];   /* plain-text /healthz and /readyz, loopback
+                                          ADDR:PORT; "": none */
   uint64_t seq_reset_threshold;        /* the default generator's (snowflake) */
   uint64_t threads;                    /* 0: one per core */
   uint64_t max_conns;                  /* per listener: one cannot take the other's slots */

@@ -49,7 +49,10 @@ void idgen__serve_config_usage(FILE *out) {
           "decodes opaque IDs only with decode: true (default false), and with a rate takes\n"
           "at most N IDs a second, M at once (default N): over it 429 + Retry-After / -BUSY,\n"
           "more than M at once 400 over_burst. --auth-token-file is every generator, with\n"
-          "decode, no quota.\n\n"
+          "decode, no quota. cert_subject: \"CN=x,O=y\" (RFC 2253) or cert_san:\n"
+          "\"DNS:x\" (or URI:, email:) make a verified client certificate (--tls-ca)\n"
+          "that team, without a token; file may then be omitted. A token sent wins\n"
+          "over the certificate.\n\n"
           "Signals: SIGTERM/SIGINT stop gracefully (exit 0). SIGHUP reopens the log file,\n"
           "reads --config again with the command line as it was, and then the tokens. Of\n"
           "the generators, only a segment or snowflake generator's format changes live\n"
@@ -250,6 +253,10 @@ void idgen__serve_config_print(const idgen__serve_config *cfg, FILE *out) {
       fprintf(out, "%s\"%s\"%s", g ? ", " : "[", k->generators[g],
               g + 1 == k->ngenerators ? "]" : "");
     fprintf(out, "\ndecode = %s\n", k->decode ? "true" : "false");
+    if (k->cert_subject[0])
+      fprintf(out, "cert_subject = \"%s\"\n", k->cert_subject);
+    if (k->cert_san[0])
+      fprintf(out, "cert_san = \"%s\"\n", k->cert_san);
     if (k->rate)
       fprintf(out, "rate = %llu\nburst = %llu%s\n", (unsigned long long)k->rate,
               (unsigned long long)(k->burst ? k->burst : k->rate),

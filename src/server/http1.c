@@ -300,6 +300,8 @@ static void answer(idgen__http1_session *s, head *hd, idgen__buf *out, int *clos
   idgen__http1_target(&req, hd->path, hd->path_len);
   req.authorization = hd->info.authorization;
   req.authorization_len = hd->info.authorization_len;
+  req.cert = s->cert;
+  req.health = s->health;
   count_caller(s, &hd->info);
   idgen__http_res res;
   idgen__api_http(s->t, &req, &res);

@@ -23,6 +23,8 @@ typedef struct idgen__http1_session {
   size_t scanned;               /* bytes of the current head already searched for its end */
   size_t body_wait; /* a head is whole: its bytes and its body's, not all here yet */
   unsigned auth_failures;
+  const struct idgen__cert_names *cert; /* the client certificate verified, or NULL */
+  int health;                           /* --health-listen's: the health routes alone */
   int64_t date_s; /* the second `date` shows */
   char date[32];
   /* The last request's User-Agent (its first IDGEN_CALLER_NAME_MAX bytes, all a name

@@ -48,6 +48,8 @@ typedef struct protocol {
   size_t (*feed)(conn *c, const char *in, size_t len, idgen__buf *out, int *close);
   /* Arms the timer that bounds the wait for the client; answered: a response went out. */
   void (*wait)(conn *c, int answered);
+  /* The handshake verified the client certificate c->cert (a team's, maybe). */
+  void (*peer)(conn *c);
 } protocol;
 
 struct idgen__net {
@@ -89,6 +91,8 @@ struct conn {
   unsigned tls : 1; /* h2o's socket reads, decrypts into sock->input, and encrypts */
   SSL_CTX *ssl_ctx; /* a reference, held to the close: h2o makes the SSL from it only
                        when the first bytes come, and keeps no reference of its own */
+  const SSL *ssl;   /* h2o's, once its handshake is done (idgen__net_tls_info) */
+  idgen__cert_names *cert; /* the client certificate verified; NULL: none */
 };
 
 /* ---- the two protocols ---- */
@@ -99,11 +103,23 @@ static void http_init(conn *c) {
 static size_t http_feed(conn *c, const char *in, size_t len, idgen__buf *out, int *close) {
   return idgen__http1_feed(&c->s.http, in, len, out, close);
 }
+static void http_peer(conn *c) {
+  c->s.http.cert = c->cert;
+}
+/* --health-listen's: HTTP with the health routes alone (api.c). */
+static void health_init(conn *c) {
+  http_init(c);
+  c->s.http.health = 1;
+}
 static void resp_init(conn *c) {
   idgen__resp_session_init(&c->s.resp, c->net->t);
 }
 static size_t resp_feed(conn *c, const char *in, size_t len, idgen__buf *out, int *close) {
   return idgen__resp_feed(&c->s.resp, in, len, out, close);
+}
+
+static void resp_peer(conn *c) {
+  idgen__resp_session_cert(&c->s.resp, c->cert);
 }
 
 static void conn_wait(conn *c, h2o_timeout_t *timeout, int restart) {
@@ -130,8 +146,9 @@ static void resp_wait(conn *c, int answered) {
 }
 
 static const protocol protocols[LISTENER_COUNT] = {
-    [LISTENER_HTTP] = {http_init, http_feed, http_wait},
-    [LISTENER_RESP] = {resp_init, resp_feed, resp_wait},
+    [LISTENER_HTTP] = {http_init, http_feed, http_wait, http_peer},
+    [LISTENER_RESP] = {resp_init, resp_feed, resp_wait, resp_peer},
+    [LISTENER_HEALTH] = {health_init, http_feed, http_wait, http_peer},
 };
 
 /* ---- connections ---- */
@@ -153,9 +170,11 @@ static void conn_close(conn *c) {
     c->next->prev = c->prev;
   h2o_socket_close(c->sock);
   SSL_CTX_free(c->ssl_ctx); /* after the socket: NULL is fine */
+  free(c->cert);            /* NULL is fine too */
   release_buf(net, &c->in);
   release_buf(net, &c->out);
-  net->freed_bytes += sizeof *c + (c->tls ? TLS_CONN_BYTES : 0);
+  net->freed_bytes +=
+      sizeof *c + (c->tls ? TLS_CONN_BYTES : 0) + (c->cert ? sizeof *c->cert : 0);
   atomic_fetch_sub(net->conns[c->listener], 1);
   net->open--;
   free(c);
@@ -387,9 +406,33 @@ static void on_handshake(h2o_socket_t *sock, const char *err) {
     conn_close(c);
     return;
   }
+  idgen__cert_names names;
+  if (c->ssl && idgen__tls_peer_names(c->ssl, &names)) {
+    c->cert = malloc(sizeof *c->cert);
+    if (!c->cert) {
+      conn_close(c);
+      return;
+    }
+    *c->cert = names;
+    c->proto->peer(c);
+    c->proto->wait(c, 0); /* RESP: granted by its certificate, it waits as authed */
+  }
   read_on(c);
   if (sock->input->size)
     on_readable_tls(c, sock);
+}
+
+/* h2o's BIO holds its socket (h2o 2.2.5's setup_bio: BIO_set_data(bio, sock)), whose
+ * data is the conn: the only way to the SSL, which h2o's API does not give. */
+void idgen__net_tls_info(const SSL *ssl, int where, int ret) {
+  (void)ret;
+  if (!(where & SSL_CB_HANDSHAKE_DONE))
+    return;
+  BIO *bio = SSL_get_rbio(ssl);
+  h2o_socket_t *sock = bio ? BIO_get_data(bio) : NULL;
+  conn *c = sock ? sock->data : NULL;
+  if (c && !c->ssl)
+    c->ssl = ssl;
 }
 
 /* A socket receive buffer this size caps what h2o reads into memory at once, per TLS
@@ -449,7 +492,7 @@ static void accept_on(h2o_socket_t *listener, idgen__listener which) {
     net->head = c;
     sock->data = c;
     c->proto->wait(c, 1); /* over TLS, the handshake is inside the same bound */
-    if (net->tls)
+    if (net->tls && which != LISTENER_HEALTH)
       start_tls(c);
     else {
       h2o_socket_dont_read(sock, 1); /* on_readable reads, as much as fits */
@@ -465,6 +508,11 @@ static void on_http_accept(h2o_socket_t *listener, const char *err) {
 static void on_resp_accept(h2o_socket_t *listener, const char *err) {
   if (!err)
     accept_on(listener, LISTENER_RESP);
+}
+
+static void on_health_accept(h2o_socket_t *listener, const char *err) {
+  if (!err)
+    accept_on(listener, LISTENER_HEALTH);
 }
 
 static h2o_socket_t *listen_on(idgen__net *net, int fd, h2o_socket_cb cb) {
@@ -485,6 +533,7 @@ int idgen__net_new(idgen__net **out, const idgen__net_config *cfg) {
   net->cfg = idgen__svc_config(cfg->tctx->svc);
   net->max_input[LISTENER_HTTP] = idgen__http1_max_input(net->cfg);
   net->max_input[LISTENER_RESP] = IDGEN_RESP_MAX_REQUEST;
+  net->max_input[LISTENER_HEALTH] = net->max_input[LISTENER_HTTP];
   net->scratch_len = net->max_input[LISTENER_HTTP] > net->max_input[LISTENER_RESP]
                          ? net->max_input[LISTENER_HTTP]
                          : net->max_input[LISTENER_RESP];
@@ -508,6 +557,8 @@ int idgen__net_new(idgen__net **out, const idgen__net_config *cfg) {
     net->listener[LISTENER_HTTP] = listen_on(net, cfg->http_fd, on_http_accept);
   if (cfg->resp_fd >= 0)
     net->listener[LISTENER_RESP] = listen_on(net, cfg->resp_fd, on_resp_accept);
+  if (cfg->health_fd >= 0)
+    net->listener[LISTENER_HEALTH] = listen_on(net, cfg->health_fd, on_health_accept);
   *out = net;
   return 0;
 }

@@ -18,7 +18,7 @@ static const char *const status_names[ST_COUNT] = {"200", "400", "401",  "403", 
 static const char *const rcmd_names[RCMD_COUNT] = {
     "ping", "id",    "ids",  "range", "uuid7",  "uuid4",  "ulid",    "decode", "info", "quit",
     "auth", "hello", "echo", "client", "select", "command", "reset",  "other"};
-static const char *const listener_names[LISTENER_COUNT] = {"http", "resp"};
+static const char *const listener_names[LISTENER_COUNT] = {"http", "resp", "health"};
 /* Upper bounds in microseconds; the last bucket is +Inf. */
 static const uint64_t lat_bounds_us[IDGEN_LAT_BUCKETS - 1] = {25,   50,   100,   250,   500,
                                                               1000, 2500, 10000, 100000};
@@ -125,13 +125,13 @@ void idgen__metrics_render(const idgen__metrics *shards, size_t nshards, idgen__
   /* One histogram per protocol: an HTTP request and a RESP command differ in cost. */
   static const struct {
     const char *name, *help;
-  } histograms[LISTENER_COUNT] = {
+  } histograms[LISTENER_RESP + 1] = {
       {"idgen_http_request_duration_seconds",
        "Time to handle one HTTP request, from parsed to answered."},
       {"idgen_resp_command_duration_seconds",
        "Time to handle one RESP command, from parsed to answered."},
   };
-  for (size_t l = 0; l < LISTENER_COUNT; l++) {
+  for (size_t l = 0; l <= LISTENER_RESP; l++) {
     const char *name = histograms[l].name;
     idgen__buf_addf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, histograms[l].help,
                     name);

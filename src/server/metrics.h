@@ -71,6 +71,7 @@ typedef enum idgen__rcmd {
 typedef enum idgen__listener {
   LISTENER_HTTP,
   LISTENER_RESP,
+  LISTENER_HEALTH, /* --health-listen: plain /healthz and /readyz, HTTP's histogram */
   LISTENER_COUNT
 } idgen__listener;
 

@@ -18,8 +18,14 @@ typedef struct idgen__net_config {
                         configuration; outlives the loop */
   int http_fd;       /* listening socket for HTTP, or -1 */
   int resp_fd;       /* listening socket for RESP, or -1 */
+  int health_fd;     /* --health-listen's (plain text always), or -1 */
   idgen__tls *tls;   /* both listeners' TLS (server/tls.h), or NULL: plain text */
 } idgen__net_config;
+
+/* The info callback idgen__tls_new sets on its contexts: at a handshake's end it tells
+ * the connection which SSL is its own (h2o keeps it private), so that the client
+ * certificate can be read (idgen__tls_peer_names). Any serving thread. */
+void idgen__net_tls_info(const SSL *ssl, int where, int ret);
 
 /* Creates this thread's loop and starts listening on the given sockets (it takes them). */
 int idgen__net_new(idgen__net **out, const idgen__net_config *cfg);

@@ -235,6 +235,23 @@ void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t) {
   idgen__resp_parser_init(&s->parser);
 }
 
+int idgen__resp_cert_auth(idgen__resp_session *s) {
+  idgen__grant g;
+  if (!s->cert || !idgen__svc_auth_cert(s->t->svc, &s->t->hold, s->cert, &g))
+    return 0;
+  s->authed = 1;
+  s->by_cert = 1;
+  s->grant = g;
+  return 1;
+}
+
+void idgen__resp_session_cert(idgen__resp_session *s,
+                              const struct idgen__cert_names *cert) {
+  s->cert = cert;
+  if (!s->authed)
+    idgen__resp_cert_auth(s);
+}
+
 size_t idgen__resp_feed(idgen__resp_session *s, const char *in, size_t len, idgen__buf *out,
                         int *close) {
   size_t used = 0;

@@ -57,6 +57,8 @@ typedef struct idgen__resp_session {
   idgen__tctx *t;
   int authed;
   idgen__grant grant;                     /* the token AUTH presented decides every command */
+  const struct idgen__cert_names *cert;   /* the client certificate verified, or NULL */
+  int by_cert;                            /* grant is cert's team (no AUTH since) */
   unsigned auth_failures;                 /* wrong AUTHs on this connection */
   int proto;                              /* 2, or 3 after HELLO 3 */
   uint64_t id;                            /* CLIENT ID */
@@ -70,6 +72,12 @@ typedef struct idgen__resp_session {
 } idgen__resp_session;
 
 void idgen__resp_session_init(idgen__resp_session *s, idgen__tctx *t);
+/* The connection's verified client certificate (kept, not copied; NULL: none): when it
+ * stands for a team (server/tokens.h), the session is authenticated as that team from
+ * now on, as if it had sent that team's AUTH; an AUTH later replaces it. */
+void idgen__resp_session_cert(idgen__resp_session *s, const struct idgen__cert_names *cert);
+/* Authenticates s by its certificate if it has one whose team is in force: 1, or 0. */
+int idgen__resp_cert_auth(idgen__resp_session *s);
 
 /* Runs one parsed command (argc >= 1) through the command table (resp_cmd.c), appending
  * its reply to out. Returns its metric slot; sets *error when the reply is an error and

@@ -471,6 +471,7 @@ static int authenticate(call *x, const char *user, size_t ul, const char *pass, 
              idgen__svc_auth(t->svc, &t->hold, pass, pl, &grant);
   if (good) {
     x->s->authed = 1;
+    x->s->by_cert = 0; /* a token sent wins over the certificate */
     x->s->grant = grant;
     return 1;
   }
@@ -601,7 +602,10 @@ static void cmd_reset(call *x) {
   idgen__caller_name_set(&x->s->caller, "", 0);
   x->s->caller_ref = IDGEN__CALLER_REF_NONE;
   x->s->authed = !idgen__svc_auth_required(x->s->t->svc);
+  x->s->by_cert = 0;
   x->s->grant = IDGEN__GRANT_ALL;
+  if (!x->s->authed)
+    idgen__resp_cert_auth(x->s); /* the certificate is still the connection's */
   idgen__resp_simple(&x->out, "RESET");
 }
 
@@ -944,9 +948,12 @@ idgen__rcmd idgen__resp_run(idgen__resp_session *s, const idgen__resp_cmd *c,
   } else if (!s->authed && !(cmd->flags & CMD_NO_AUTH)) {
     reply_error(&x, "NOAUTH Authentication required.");
   } else if (s->authed && !(cmd->flags & CMD_NO_AUTH) &&
-             !idgen__svc_grant_renew(s->t->svc, &s->t->hold, &s->grant)) {
-    /* A reload removed or changed the token this connection presented: AUTH again. */
+             !idgen__svc_grant_renew(s->t->svc, &s->t->hold, &s->grant) &&
+             !(s->by_cert && idgen__resp_cert_auth(s))) {
+    /* A reload removed or changed the token this connection presented (or the team its
+     * certificate stood for, and it stands for none now): AUTH again. */
     s->authed = 0;
+    s->by_cert = 0;
     reply_error(&x, "NOAUTH Authentication required: a reload removed or changed the "
                     "token of this connection.");
   } else if (!arity_ok(cmd, c->argc)) {

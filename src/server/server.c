@@ -29,7 +29,7 @@ typedef struct worker {
   size_t index;
   idgen__svc *svc;
   idgen__grace *grace; /* marked between two turns of the loop (server/grace.h) */
-  int http_fd, resp_fd;
+  int http_fd, resp_fd, health_fd;
   idgen__tls *tls; /* both listeners', or NULL */
   int started;
 } worker;
@@ -137,8 +137,11 @@ static void *serve_thread(void *arg) {
     kill(getpid(), SIGTERM);
     return NULL;
   }
-  idgen__net_config nc = {
-      .tctx = &t, .http_fd = w->http_fd, .resp_fd = w->resp_fd, .tls = w->tls};
+  idgen__net_config nc = {.tctx = &t,
+                          .http_fd = w->http_fd,
+                          .resp_fd = w->resp_fd,
+                          .health_fd = w->health_fd,
+                          .tls = w->tls};
   if (idgen__net_new(&net, &nc) < 0) {
     idgen__log("error", "thread", "thread %zu: cannot start its event loop", w->index);
     idgen__tctx_free(&t);
@@ -178,7 +181,8 @@ static void raise_nofile(idgen__serve_config *cfg) {
     getrlimit(RLIMIT_NOFILE, &rl);
   }
   /* --max-conns holds per listener: each may fill it. */
-  uint64_t listeners = (cfg->http[0] ? 1u : 0u) + (cfg->resp[0] ? 1u : 0u);
+  uint64_t listeners = (cfg->http[0] ? 1u : 0u) + (cfg->resp[0] ? 1u : 0u) +
+                       (cfg->health_listen[0] ? 1u : 0u);
   uint64_t room = rl.rlim_cur > 128 ? ((uint64_t)rl.rlim_cur - 128) / listeners : 1;
   if (room == 0)
     room = 1;
@@ -198,7 +202,7 @@ typedef struct serve {
   size_t nthreads;
   sigset_t signals; /* taken by the main thread alone, with sigwait */
   worker *workers;
-  char http_bound[300], resp_bound[300];
+  char http_bound[300], resp_bound[300], health_bound[300];
   idgen__svc *svc;
   idgen__reload *reload; /* SIGHUP's */
   idgen__tls *tls;       /* owned; NULL: plain text */
@@ -228,7 +232,7 @@ static int start_workers(serve *s) {
     return -1;
   }
   for (size_t i = 0; i < s->nthreads; i++)
-    s->workers[i].http_fd = s->workers[i].resp_fd = -1;
+    s->workers[i].http_fd = s->workers[i].resp_fd = s->workers[i].health_fd = -1;
   return 0;
 }
 
@@ -237,6 +241,7 @@ static int start_listeners(serve *s) {
   int token_set = idgen__serve_config_auth(s->cfg);
   snprintf(s->http_bound, sizeof s->http_bound, "off");
   snprintf(s->resp_bound, sizeof s->resp_bound, "off");
+  snprintf(s->health_bound, sizeof s->health_bound, "off");
   if (s->cfg->http[0] &&
       open_listeners("--http", s->cfg->http, token_set, &s->workers[0].http_fd, s->nthreads,
                      sizeof(worker), s->http_bound, sizeof s->http_bound) < 0)
@@ -244,6 +249,12 @@ static int start_listeners(serve *s) {
   if (s->cfg->resp[0] &&
       open_listeners("--resp", s->cfg->resp, token_set, &s->workers[0].resp_fd, s->nthreads,
                      sizeof(worker), s->resp_bound, sizeof s->resp_bound) < 0)
+    return -1;
+  /* Loopback only (config.c): no warning about a token to give. */
+  if (s->cfg->health_listen[0] &&
+      open_listeners("--health-listen", s->cfg->health_listen, 1, &s->workers[0].health_fd,
+                     s->nthreads, sizeof(worker), s->health_bound,
+                     sizeof s->health_bound) < 0)
     return -1;
   return 0;
 }
@@ -255,6 +266,8 @@ static void close_listeners(serve *s, size_t from) {
       close(s->workers[i].http_fd);
     if (s->workers[i].resp_fd >= 0)
       close(s->workers[i].resp_fd);
+    if (s->workers[i].health_fd >= 0)
+      close(s->workers[i].health_fd);
   }
 }
 
@@ -279,10 +292,10 @@ static int start_service(serve *s) {
                            all[i]->name, idgen__kind_name(idgen__generator_kind(all[i])));
   const idgen_layout *layout = idgen__svc_layout(s->svc);
   idgen__log("info", "start",
-             "version=%s http=%s resp=%s tls=%s threads=%zu layout=%s lease=%s "
+             "version=%s http=%s resp=%s health=%s tls=%s threads=%zu layout=%s lease=%s "
              "policy=%s max_conns=%llu/listener max_count=%llu auth=%s generators=%s",
-             IDGEN_VERSION, s->http_bound, s->resp_bound, idgen__tls_mode(s->tls),
-             s->nthreads, layout ? layout->name : "-",
+             IDGEN_VERSION, s->http_bound, s->resp_bound, s->health_bound,
+             idgen__tls_mode(s->tls), s->nthreads, layout ? layout->name : "-",
              idgen_lease_kind_name(cfg->lease.kind), cfg->policy,
              (unsigned long long)cfg->max_conns, (unsigned long long)cfg->max_count,
              !idgen__serve_config_auth(cfg) ? "none"

@@ -274,6 +274,22 @@ int idgen__svc_auth(idgen__svc *svc, idgen__token_hold *h, const char *tok, size
   return 1;
 }
 
+int idgen__svc_auth_cert(idgen__svc *svc, idgen__token_hold *h,
+                         const idgen__cert_names *names, idgen__grant *g) {
+  const idgen__token_set *set = h->set;
+  if (atomic_load(&svc->tokens) != set)
+    set = hold(svc, h);
+  if (!set) {
+    *g = IDGEN__GRANT_ALL;
+    return 1;
+  }
+  long i = idgen__token_set_find_cert(set, names);
+  if (i < 0)
+    return 0;
+  grant_of(set, i, h->serial, g);
+  return 1;
+}
+
 int idgen__svc_grant_renew(idgen__svc *svc, idgen__token_hold *h, idgen__grant *g) {
   /* Nothing reloaded since this thread's last look, and g from that set: in force. */
   if (atomic_load(&svc->tokens) == h->set && g->serial == h->serial && g->set)

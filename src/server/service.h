@@ -94,6 +94,13 @@ typedef struct idgen__grant {
  * Thread-safe, h the calling thread's. */
 int idgen__svc_auth(idgen__svc *svc, idgen__token_hold *h, const char *tok, size_t len,
                     idgen__grant *g);
+/* The team a verified client certificate stands for (tokens.h's
+ * idgen__token_set_find_cert) in the set in force (h moved to it): 1 and *g, or 0 (g
+ * untouched: no team, or two). Without a token required: 1, everything. names NULL:
+ * no certificate, 0 when a token is required. Thread-safe, h the calling thread's. */
+struct idgen__cert_names;
+int idgen__svc_auth_cert(idgen__svc *svc, idgen__token_hold *h,
+                         const struct idgen__cert_names *names, idgen__grant *g);
 /* A grant kept across requests (a RESP connection's): 1 if its token is still in force,
  * *g moved to the set in force (h moved to it); 0 if a reload removed or changed it.
  * Thread-safe, h the calling thread's. */

@@ -10,12 +10,14 @@
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/x509v3.h>
 
 struct idgen__tls {
   pthread_mutex_t mu;
   SSL_CTX *ctx; /* in force; each SSL made from it holds a reference too */
   char cert[IDGEN_CFG_PATH], key[IDGEN_CFG_PATH], ca[IDGEN_CFG_PATH];
   int client_cert; /* 0 none, 1 optional, 2 require */
+  idgen__tls_info_cb *info;
 };
 
 /* TLS 1.2's suites: forward secrecy and AEAD only (TLS 1.3's are OpenSSL's defaults). */
@@ -91,11 +93,13 @@ static SSL_CTX *make_ctx(const idgen__tls *t, char *err, size_t errlen) {
     SSL_CTX_free(ctx);
     return NULL;
   }
+  if (t->info)
+    SSL_CTX_set_info_callback(ctx, t->info);
   return ctx;
 }
 
-int idgen__tls_new(idgen__tls **out, const idgen__serve_config *cfg, char *err,
-                   size_t errlen) {
+int idgen__tls_new(idgen__tls **out, const idgen__serve_config *cfg,
+                   idgen__tls_info_cb *info, char *err, size_t errlen) {
   *out = NULL;
   if (!cfg->tls_cert[0])
     return 0;
@@ -110,6 +114,7 @@ int idgen__tls_new(idgen__tls **out, const idgen__serve_config *cfg, char *err,
   t->client_cert = strcmp(cfg->tls_client_cert, "require") == 0    ? 2
                    : strcmp(cfg->tls_client_cert, "optional") == 0 ? 1
                                                                    : 0;
+  t->info = info;
   t->ctx = make_ctx(t, err, errlen);
   if (!t->ctx) {
     free(t);
@@ -138,6 +143,49 @@ int idgen__tls_reload(idgen__tls *t, char *err, size_t errlen) {
   pthread_mutex_unlock(&t->mu);
   SSL_CTX_free(old); /* open connections hold their own references */
   return 0;
+}
+
+/* A SAN entry as tokens.h names it ("DNS:x", "URI:x", "email:x"); 0 for another kind, or
+ * one with a NUL inside (that could pass for a shorter name). */
+static int san_text(const GENERAL_NAME *g, char *out, size_t outlen) {
+  static const struct {
+    int type;
+    const char *prefix;
+  } kinds[] = {{GEN_DNS, "DNS:"}, {GEN_URI, "URI:"}, {GEN_EMAIL, "email:"}};
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    if (g->type != kinds[k].type)
+      continue;
+    const ASN1_IA5STRING *v = g->d.ia5;
+    int len = ASN1_STRING_length(v);
+    const unsigned char *bytes = ASN1_STRING_get0_data(v);
+    if (len <= 0 || memchr(bytes, 0, (size_t)len))
+      return 0;
+    int n = snprintf(out, outlen, "%s%.*s", kinds[k].prefix, len, (const char *)bytes);
+    return n > 0 && (size_t)n < outlen;
+  }
+  return 0;
+}
+
+int idgen__tls_peer_names(const SSL *ssl, idgen__cert_names *out) {
+  X509 *cert = SSL_get0_peer_certificate(ssl);
+  if (!cert || SSL_get_verify_result(ssl) != X509_V_OK)
+    return 0;
+  memset(out, 0, sizeof *out);
+  BIO *bio = BIO_new(BIO_s_mem());
+  if (!bio)
+    return 0;
+  int n = X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253);
+  if (n > 0 && (size_t)n < sizeof out->subject)
+    BIO_read(bio, out->subject, n); /* a longer one matches no cert_subject */
+  BIO_free(bio);
+  GENERAL_NAMES *sans = X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+  for (int i = 0;
+       sans && i < sk_GENERAL_NAME_num(sans) && out->nsans < IDGEN__CERT_SANS_MAX; i++)
+    out->nsans += (size_t)san_text(sk_GENERAL_NAME_value(sans, i), out->sans[out->nsans],
+                                   sizeof out->sans[out->nsans]);
+  GENERAL_NAMES_free(sans);
+  ERR_clear_error();
+  return 1;
 }
 
 const char *idgen__tls_mode(const idgen__tls *t) {

@@ -10,14 +10,23 @@
 #include <openssl/ssl.h>
 
 #include "server/config.h"
+#include "server/tokens.h"
 
 typedef struct idgen__tls idgen__tls;
 
+/* OpenSSL's info callback (SSL_CTX_set_info_callback): how the event loop learns which
+ * SSL a socket's handshake made (server/netloop.h). */
+typedef void idgen__tls_info_cb(const SSL *ssl, int where, int ret);
+
 /* Loads the certificate chain, its key and the client CA that cfg names into a new
- * context. *out is NULL, and 0 is returned, when cfg asks for no TLS; -1 with one line in
- * err ("--tls-cert FILE: ...") when a file does not read or the pair does not match. */
-int idgen__tls_new(idgen__tls **out, const idgen__serve_config *cfg, char *err,
-                   size_t errlen);
+ * context, info (may be NULL) set on it and on every context a reload makes. *out is
+ * NULL, and 0 is returned, when cfg asks for no TLS; -1 with one line in err
+ * ("--tls-cert FILE: ...") when a file does not read or the pair does not match. */
+int idgen__tls_new(idgen__tls **out, const idgen__serve_config *cfg,
+                   idgen__tls_info_cb *info, char *err, size_t errlen);
+/* The client certificate ssl's finished handshake verified, as tokens.h matches it: 1
+ * and *out, or 0 when the client sent none (or it did not verify). */
+int idgen__tls_peer_names(const SSL *ssl, idgen__cert_names *out);
 /* The context in force, with a reference the caller drops with SSL_CTX_free once no SSL
  * will be made from it any more. Any thread. */
 SSL_CTX *idgen__tls_ctx(idgen__tls *t);

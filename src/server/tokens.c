@@ -141,7 +141,9 @@ static int adopt(idgen__token_set *set, idgen__token_reg *reg, const idgen__toke
     e->ident = 0;
     for (size_t j = 0; old && j < old->n && !e->ident; j++)
       if (!strcmp(old->v[j].spec.name, e->spec.name) &&
-          same_bytes(old->v[j].value, old->v[j].len, e->value, e->len))
+          same_bytes(old->v[j].value, old->v[j].len, e->value, e->len) &&
+          !strcmp(old->v[j].spec.cert_subject, e->spec.cert_subject) &&
+          !strcmp(old->v[j].spec.cert_san, e->spec.cert_san))
         e->ident = old->v[j].ident;
     if (!e->ident)
       e->ident = ++reg->next_ident;
@@ -157,6 +159,11 @@ static int adopt(idgen__token_set *set, idgen__token_reg *reg, const idgen__toke
     }
   }
   return 0;
+}
+
+/* 1 if two teams' cert_subject (or cert_san) are set and equal. */
+static int same_cert(const char *a, const char *b) {
+  return a[0] && !strcmp(a, b);
 }
 
 /* A set of n tokens from specs (copied), each read from its file, or taken from
@@ -197,18 +204,30 @@ static int load(const idgen__token_spec *const *specs, const char *const *preset
       snprintf(what, sizeof what, "--auth-token-file");
     if (preset[i])
       snprintf(e->value, sizeof e->value, "%s", preset[i]);
-    else if (idgen__token_read(what, e->spec.file, e->value, sizeof e->value, err, errlen) <
-             0)
+    else if (e->spec.file[0] && idgen__token_read(what, e->spec.file, e->value,
+                                                  sizeof e->value, err, errlen) < 0)
       goto fail;
-    e->len = strlen(e->value);
-    for (size_t j = 0; j < i; j++)
-      if (same_bytes(set->v[j].value, set->v[j].len, e->value, e->len)) {
+    e->len = strlen(e->value); /* 0: a team of a certificate only */
+    for (size_t j = 0; j < i; j++) {
+      if (same_cert(set->v[j].spec.cert_subject, e->spec.cert_subject) ||
+          same_cert(set->v[j].spec.cert_san, e->spec.cert_san)) {
+        snprintf(err, errlen,
+                 "tokens '%s' and '%s' name the same certificate (%s): a connection could "
+                 "not tell them apart",
+                 set->v[j].spec.name, e->spec.name,
+                 same_cert(set->v[j].spec.cert_subject, e->spec.cert_subject)
+                     ? e->spec.cert_subject
+                     : e->spec.cert_san);
+        goto fail;
+      }
+      if (e->len && same_bytes(set->v[j].value, set->v[j].len, e->value, e->len)) {
         snprintf(err, errlen,
                  "tokens '%s' and '%s' hold the same token (%s, %s): a request could not "
                  "tell them apart",
                  set->v[j].spec.name, e->spec.name, set->v[j].spec.file, e->spec.file);
         goto fail;
       }
+    }
   }
   if (reg && adopt(set, reg, old, now_ns, err, errlen) < 0)
     goto fail;
@@ -267,8 +286,10 @@ const idgen__token_spec *idgen__token_set_spec(const idgen__token_set *set, size
 long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t len) {
   long found = -1;
   for (size_t i = 0; set && i < set->n; i++) {
-    /* Every token is compared, and the match picked by a mask, not a branch. */
-    long mask = -(long)same_bytes(set->v[i].value, set->v[i].len, tok, len);
+    /* Every token is compared, and the match picked by a mask, not a branch; a team
+     * without a value (a certificate only) is no match for an empty token. */
+    long mask = -(long)(same_bytes(set->v[i].value, set->v[i].len, tok, len) &
+                        (unsigned)(set->v[i].len != 0));
     found = (found & ~mask) | ((long)i & mask);
   }
   return found;
@@ -285,6 +306,30 @@ long idgen__token_set_by_ident(const idgen__token_set *set, uint64_t ident) {
     if (set->v[j].ident == ident)
       return (long)j;
   return -1;
+}
+
+/* 1 if names holds the team's cert_subject as its subject or its cert_san among its SAN
+ * entries. */
+static int cert_matches(const idgen__token_spec *t, const idgen__cert_names *names) {
+  if (t->cert_subject[0] && !strcmp(t->cert_subject, names->subject))
+    return 1;
+  for (size_t i = 0; t->cert_san[0] && i < names->nsans; i++)
+    if (!strcmp(t->cert_san, names->sans[i]))
+      return 1;
+  return 0;
+}
+
+long idgen__token_set_find_cert(const idgen__token_set *set,
+                                const idgen__cert_names *names) {
+  long found = -1;
+  for (size_t i = 0; set && names && i < set->n; i++) {
+    if (!cert_matches(&set->v[i].spec, names))
+      continue;
+    if (found >= 0)
+      return -1; /* two teams: neither */
+    found = (long)i;
+  }
+  return found;
 }
 
 int idgen__token_covers(const idgen__token_spec *t, const char *name) {

@@ -40,7 +40,9 @@ const char *idgen__token_reg_name(const idgen__token_reg *reg, size_t slot);
  * registry out of slots. With reg (NULL: a check only, no buckets), each token gets its
  * name's slot and bucket, the bucket rescaled to the token's quota (main thread); old
  * (may be NULL) is the set this one replaces: a token of the same name and value keeps
- * its identity (idgen__token_set_ident), so a connection's grant survives. */
+ * its identity (idgen__token_set_ident), so a connection's grant survives. A team with
+ * cert_subject or cert_san and no file has no token value; two teams of one cert_subject or
+ * cert_san are refused as two of one value are. */
 int idgen__token_set_load(const idgen__serve_config *cfg, idgen__token_reg *reg,
                           const idgen__token_set *old, uint64_t now_ns,
                           idgen__token_set **out, char *err, size_t errlen);
@@ -57,11 +59,13 @@ uint64_t idgen__token_set_serial(const idgen__token_set *set);
 size_t idgen__token_set_count(const idgen__token_set *set);
 const idgen__token_spec *idgen__token_set_spec(const idgen__token_set *set, size_t i);
 /* The index of the token whose value is tok[0..len), or -1. Its time depends on the
- * tokens' lengths and number, never on their contents or on which one matches. */
+ * tokens' lengths and number, never on their contents or on which one matches. A team
+ * with no file (a certificate only) has no value and never matches. */
 long idgen__token_set_find(const idgen__token_set *set, const char *tok, size_t len);
 /* What a grant keeps of token i (one call: it runs on every HTTP request). */
 typedef struct idgen__token_ref {
-  uint64_t ident;            /* kept by a reload that keeps its name and value; never 0
+  uint64_t ident;            /* kept by a reload that keeps its name, value, cert_subject
+                                and cert_san; never 0
                                 with a registry */
   const idgen__quota *quota; /* NULL: no quota */
   _Atomic uint64_t *bucket;  /* NULL without a registry */
@@ -70,6 +74,21 @@ typedef struct idgen__token_ref {
 void idgen__token_set_ref(const idgen__token_set *set, size_t i, idgen__token_ref *out);
 /* The index of the token of identity ident, or -1 (a reload removed or changed it). */
 long idgen__token_set_by_ident(const idgen__token_set *set, uint64_t ident);
+/* What a verified client certificate shows, for idgen__token_set_find_cert: its
+ * subject in RFC 2253 form (`openssl x509 -noout -subject -nameopt RFC2253` prints it)
+ * and its first IDGEN__CERT_SANS_MAX SAN entries of kinds DNS, URI and email, each as
+ * "DNS:name", "URI:uri", "email:addr". server/tls.c reads them from the certificate. */
+#define IDGEN__CERT_SANS_MAX 8
+typedef struct idgen__cert_names {
+  char subject[IDGEN_CFG_STR];
+  size_t nsans;
+  char sans[IDGEN__CERT_SANS_MAX][IDGEN_CFG_STR];
+} idgen__cert_names;
+/* The index of the one team whose cert_subject equals names' subject, or whose cert_san
+ * equals one of its SAN entries (exact bytes, both); -1 when none does, or when two
+ * teams do (a certificate that could be either team is neither). */
+long idgen__token_set_find_cert(const idgen__token_set *set,
+                                const idgen__cert_names *names);
 /* 1 if the token may use the generator named name. */
 int idgen__token_covers(const idgen__token_spec *t, const char *name);
 

@@ -457,11 +457,28 @@ static void test_config_file_errors(void **state) {
        "FILE:2: generators.o.opaque_key_file /no/such/key: No such file"},
       {"tokens:\n  t: {file: /x, generators: [nosuch]}\n", 0,
        "FILE:2: tokens.t.generators: 'nosuch' is not a generator of this server (default)"},
-      {"tokens:\n  t: {file: /x, generators: []}\n", 0, "FILE:2: tokens.t.generators: an empty"},
+      {"tokens:\n  t: {file: /x, generators: []}\n", 0,
+       "FILE:2: tokens.t.generators: an empty"},
       {"tokens:\n  t: {file: /x, decode: maybe}\n", 0,
        "FILE:2: tokens.t.decode: 'maybe' is not true or false"},
       {"tokens:\n  t: {generators: [default]}\n", 0, "FILE:2: tokens.t: no file"},
       {"tokens:\n  t: {file: [a, b]}\n", 0, "FILE:2: tokens.t.file: want a single value"},
+      {"tokens:\n  t: {cert_subject: \"CN=a\"}\n", 1,
+       "FILE:2: tokens.t.cert_subject: needs --tls-ca and --tls-client-cert optional or "
+       "require"},
+      {"tokens:\n  t: {cert_san: \"DNS:a\"}\n", 1,
+       "FILE:2: tokens.t.cert_san: needs --tls-ca"},
+      {"tokens:\n  t: {cert_san: \"IP:127.0.0.1\"}\n", 0,
+       "FILE:2: tokens.t.cert_san: 'IP:127.0.0.1' is not DNS:NAME, URI:URI or "
+       "email:ADDRESS"},
+      {"tokens:\n  t: {cert_san: \"DNS:\"}\n", 0,
+       "FILE:2: tokens.t.cert_san: 'DNS:' is not"},
+      {"tokens:\n  t: {cert_subject: team-a}\n", 0,
+       "FILE:2: tokens.t.cert_subject: 'team-a' is not a subject in RFC 2253 form"},
+      {"tokens:\n  t: {cert_subject: \"\"}\n", 0,
+       "FILE:2: tokens.t.cert_subject: want a subject"},
+      {"tokens:\n  t: {cert_subject: [a, b]}\n", 0,
+       "FILE:2: tokens.t.cert_subject: want a single value"},
       {"tokens:\n  t: {file: /x, speed: 5}\n", 0, "FILE:2: tokens.t.speed: unknown option"},
       {"tokens:\n  t: {file: /x, rate: 0}\n", 0,
        "FILE:2: tokens.t.rate: '0' is not a number from 1 to 1000000"},
@@ -488,6 +505,40 @@ static void test_config_file_errors(void **state) {
       fail_msg("case %zu: want '%s' in '%s'", i, cases[i].want, err);
     assert_null(strchr(err, '\n'));
   }
+}
+
+/* A team of a certificate only loads (no file) and passes the check with --tls-ca;
+ * --health-listen is loopback only. */
+static void test_cert_teams_and_health(void **state) {
+  (void)state;
+  char err[512];
+  char ca[] = "/tmp/idgen-unit-ca-XXXXXX";
+  int fd = mkstemp(ca);
+  assert_true(fd >= 0);
+  close(fd);
+  char *mtls[] = {"--tls-cert",        ca,         "--tls-key", ca, "--tls-ca", ca,
+                  "--tls-client-cert", "optional", NULL};
+  const char *yaml = "tokens:\n  t: {cert_subject: \"CN=a,O=b\", cert_san: \"URI:x:y\"}\n";
+  assert_int_equal(load_yaml(yaml, mtls, 1, err, sizeof err), 0);
+  assert_string_equal(cfg.tokens[0].cert_subject, "CN=a,O=b");
+  assert_string_equal(cfg.tokens[0].cert_san, "URI:x:y");
+  assert_string_equal(cfg.tokens[0].file, "");
+  assert_int_equal(idgen__serve_config_auth(&cfg), 1);
+  static const struct {
+    const char *addr;
+    int ok;
+  } health[] = {{"127.0.0.1:9000", 1}, {"127.0.0.2:0", 1},   {"[::1]:9000", 1},
+                {"0.0.0.0:9000", 0},   {"10.1.2.3:9000", 0}, {"[::]:9000", 0},
+                {"nonsense", 0}};
+  for (size_t i = 0; i < sizeof health / sizeof health[0]; i++) {
+    char *flags[] = {"--health-listen", (char *)health[i].addr, NULL};
+    int st = load_yaml("generators:\n  o: {kind: uuid7}\n", flags, 1, err, sizeof err);
+    if (st != (health[i].ok ? 0 : -1))
+      fail_msg("--health-listen %s: %d (%s)", health[i].addr, st, err);
+    if (!health[i].ok && !strstr(err, "--health-listen"))
+      fail_msg("--health-listen %s: '%s'", health[i].addr, err);
+  }
+  unlink(ca);
 }
 
 /* Static worker IDs: two generators cannot share one (one lock file per ID). */
@@ -589,13 +640,21 @@ static void test_k8s_workers(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_defaults),           cmocka_unit_test(test_usage_and_help),
-      cmocka_unit_test(test_token_length),       cmocka_unit_test(test_listeners_checked),
-      cmocka_unit_test(test_loopback),           cmocka_unit_test(test_config_file),
-      cmocka_unit_test(test_dsn_masked),         cmocka_unit_test(test_config_precedence),
-      cmocka_unit_test(test_config_etcd_access), cmocka_unit_test(test_config_redis_access),
-      cmocka_unit_test(test_config_file_errors), cmocka_unit_test(test_config_tokens),
-      cmocka_unit_test(test_fixed_workers),      cmocka_unit_test(test_k8s_workers),
+      cmocka_unit_test(test_defaults),
+      cmocka_unit_test(test_usage_and_help),
+      cmocka_unit_test(test_token_length),
+      cmocka_unit_test(test_listeners_checked),
+      cmocka_unit_test(test_loopback),
+      cmocka_unit_test(test_config_file),
+      cmocka_unit_test(test_dsn_masked),
+      cmocka_unit_test(test_config_precedence),
+      cmocka_unit_test(test_config_etcd_access),
+      cmocka_unit_test(test_config_redis_access),
+      cmocka_unit_test(test_config_file_errors),
+      cmocka_unit_test(test_config_tokens),
+      cmocka_unit_test(test_fixed_workers),
+      cmocka_unit_test(test_k8s_workers),
+      cmocka_unit_test(test_cert_teams_and_health),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
