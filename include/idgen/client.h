@@ -1,5 +1,6 @@
 /* idgen/client.h: libidgen-client, IDs of `idgen serve` in the caller's process, from a
- * local buffer per generator name, refilled in the background (RESP, hiredis).
+ * local buffer per generator name, refilled in the background (RESP, hiredis; plain or
+ * TLS, see idgen_client_new_tls).
  *
  *   idgen_client *c;
  *   idgen_client_options o;
