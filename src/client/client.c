@@ -200,7 +200,8 @@ int idgen_client_new(idgen_client **out, const char *servers, const idgen_client
   ((t)->struct_size >= offsetof(idgen_client_tls, f) + sizeof((t)->f) ? (t)->f : NULL)
 
 /* c's TLS context from tls (NULL: plain). */
-static int open_tls(idgen_client *c, const idgen_client_tls *tls, char *err, size_t errlen) {
+static int open_tls(idgen_client *c, const idgen_client_tls *tls, char *err,
+                    size_t errlen) {
   if (!tls)
     return 0;
   if (tls->struct_size < offsetof(idgen_client_tls, ca_file) + sizeof tls->ca_file)

@@ -60,8 +60,8 @@ typedef struct idgen__client_server {
   struct idgen__redis_conn *conn;
   char failure[256]; /* why the last step failed (the server's thread alone) */
   char why[256];     /* why the server was last marked down; "" once it answers (mu) */
-  uint64_t tag; /* the last request's ECHO tag */
-  int down;     /* skipped until a health check passes */
+  uint64_t tag;      /* the last request's ECHO tag */
+  int down;          /* skipped until a health check passes */
   int64_t retry_at_ns, backoff_ns;
   pthread_t thread;
   int thread_started;

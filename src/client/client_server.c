@@ -18,12 +18,8 @@
 
 /* ---- one connection ------------------------------------------------------------------ */
 
-const idgen__conn_names idgen__client_tls_names = {"tls.ca_file", "tls.cert_file",
-                                               "tls.key_file", " then idgen_client_new_tls"};
-
-static redisReader *reader_new(void) {
-  return idgen__client_reader_create();
-}
+const idgen__conn_names idgen__client_tls_names = {
+    "tls.ca_file", "tls.cert_file", "tls.key_file", " then idgen_client_new_tls"};
 
 /* Sets sv->failure (what idgen_client_server_error shows once the server is down). */
 static void failed(idgen__client_server *sv, const char *why) {
@@ -39,9 +35,10 @@ static void conn_close(struct idgen__redis_conn **k) {
 static int conn_open(idgen__client_server *sv, struct idgen__redis_conn **k,
                      int64_t deadline_ns) {
   idgen_client *c = sv->client;
-  idgen__conn_how how = {c->server_name, reader_new, idgen__client_reader_free,
-                         &idgen__client_tls_names};
+  idgen__conn_how how = {c->server_name, idgen__client_reader_create,
+                         idgen__client_reader_free, &idgen__client_tls_names};
   char why[256];
+  /* conn.c says "timed out" for a deadline passed (the connection is gone: no flag). */
   if (idgen__conn_open(k, sv->host, sv->port, c->tls, c->has_cert, &how, deadline_ns, why,
                        sizeof why) < 0) {
     *k = NULL;
@@ -78,6 +75,7 @@ static int request(idgen__client_server *sv, struct idgen__redis_conn **k, uint6
   while (rc == 0) {
     redisReply *r = idgen__redis_conn_read(*k, deadline_ns);
     if (!r) {
+      /* conn.c's reader errors begin "reply: ": a garbled stream, not a closed one. */
       rc = idgen__redis_conn_timed_out(*k) ? IDGEN_ETIMEDOUT
            : strstr(idgen__redis_conn_error(*k), "reply: ") == idgen__redis_conn_error(*k)
                ? IDGEN_EPROTO

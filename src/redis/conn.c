@@ -224,7 +224,9 @@ static int tls_step(idgen__redis_conn *c, int ret, const char *step, int64_t dea
     /* A plain server that answers a ClientHello (a RESP error line) is no TLS record. */
     int plain = reason == SSL_R_WRONG_VERSION_NUMBER && !strcmp(step, "handshake");
     conn_fail(c, "TLS %s: %s%s%s%s", step, ssl_reason(buf, sizeof buf),
-              no_cert ? "; no client certificate given (" : plain ? " (not a TLS port?)" : "",
+              no_cert ? "; no client certificate given ("
+              : plain ? " (not a TLS port?)"
+                      : "",
               no_cert ? c->names->cert : "", no_cert ? ")" : "");
     return -1;
   }
@@ -234,7 +236,7 @@ static int tls_step(idgen__redis_conn *c, int ret, const char *step, int64_t dea
    * is often lost to the reset. */
   char no_cert[96];
   snprintf(no_cert, sizeof no_cert, "; no client certificate given (%s)", c->names->cert);
-  const char *hint = !strcmp(step, "handshake")      ? " (not a TLS port?)"
+  const char *hint = !strcmp(step, "handshake")    ? " (not a TLS port?)"
                      : !c->has_cert && !c->replies ? no_cert
                                                    : "";
   if (e == SSL_ERROR_SYSCALL && ret < 0 && saved) {
@@ -297,8 +299,9 @@ static int handshake(idgen__redis_conn *c, SSL_CTX *tls, const char *host,
   }
   unsigned char ip[16];
   int is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
-  /* The name checked is the URL's host (or the caller's server_name): an address against the certificate's IP SANs, a
-   * name against its DNS SANs; SNI carries names only (RFC 6066). */
+  /* The name checked is the URL's host (or the caller's server_name): an address against
+   * the certificate's IP SANs, a name against its DNS SANs; SNI carries names only (RFC
+   * 6066). */
   int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host)
                  : SSL_set1_host(c->ssl, host) && SSL_set_tlsext_host_name(c->ssl, host);
   if (ok != 1) {
@@ -343,8 +346,8 @@ int idgen__conn_open(idgen__redis_conn **out, const char *host, int port,
   c->fd = -1;
   c->has_cert = has_cert;
   c->names = how && how->names ? how->names : &idgen__redis_names;
-  const char *verify_name = how && how->server_name && *how->server_name ? how->server_name
-                                                                          : host;
+  const char *verify_name =
+      how && how->server_name && *how->server_name ? how->server_name : host;
   char service[16];
   snprintf(service, sizeof service, "%d", port);
   struct addrinfo hints, *res = NULL;
@@ -448,7 +451,8 @@ static int recv_some(idgen__redis_conn *c, int64_t deadline_ns) {
       int no_cert = c->ssl && !c->has_cert && !c->replies;
       conn_fail(c, "the server closed the connection%s%s%s",
                 no_cert ? "; no client certificate given (" : "",
-                no_cert ? c->names->cert : (c->ssl ? "" : plain_hint(c)), no_cert ? ")" : "");
+                no_cert ? c->names->cert : (c->ssl ? "" : plain_hint(c)),
+                no_cert ? ")" : "");
       return -1;
     }
     if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {

@@ -169,7 +169,7 @@ if part unique; then
   start=$(date +%s%N)
   out=$(TLS_CA="$CA" TLS_CERT="$PKI/client.pem" TLS_KEY="$PKI/client.key" \
     TOKEN=idgen-client-tls-token MAX_WAIT_MS=200 \
-    timeout 60 "$TOOL" load "$ADDRS" default 4 250000 "$WORK/unique") || fail "unique: client_tool"
+    timeout 30 "$TOOL" load "$ADDRS" default 4 250000 "$WORK/unique") || fail "unique: client_tool"
   say "     4 x 250000 over 2 TLS servers in $((($(date +%s%N) - start) / 1000000)) ms: $out"
   check "unique: 10^6 IDs over TLS, none twice" "verdict: PASS" \
     "$("$IDGEN" check "$WORK"/unique/t* | tail -1)"

@@ -111,7 +111,6 @@ static void print_server_errors(FILE *to) {
   }
 }
 
-
 static const char *env_or_null(const char *var) {
   const char *v = getenv(var);
   return v && *v ? v : NULL;
@@ -128,7 +127,8 @@ static int open_client(idgen_client_options *o) {
   int use_tls = tls.ca_file || tls.cert_file || tls.key_file || tls.server_name;
   if (tls.ca_file && !strcmp(tls.ca_file, "system"))
     tls.ca_file = NULL;
-  int rc = idgen_client_new_tls(&client, servers, o, use_tls ? &tls : NULL, err, sizeof err);
+  int rc =
+      idgen_client_new_tls(&client, servers, o, use_tls ? &tls : NULL, err, sizeof err);
   if (rc < 0)
     fprintf(stderr, "client_tool: %s\n", err);
   return rc;
