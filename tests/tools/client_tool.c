@@ -10,7 +10,8 @@
  *        every ID is newer than one asked of the server directly after the jump.
  *   bad SERVERS NAME          bad addresses, options and names: one line each.
  *   probe SERVERS NAME        one ID, waiting $MAX_WAIT_MS: prints "ok" (exit 0), or
- *        the error and each server's reason (idgen_client_server_error), exit 1.
+ *        the error and each server's reason (idgen_client_server_error), exit 1; then
+ *        the stats.
  * Every mode goes over TLS when $TLS_CA, $TLS_CERT, $TLS_KEY or $TLS_SERVER_NAME is set
  * (idgen_client_new_tls; $TLS_CA=system: the system's store); a client that cannot be
  * made exits 2 with its one line. load prints each server's last reason after the
@@ -162,6 +163,7 @@ static int cmd_probe(void) {
   else
     printf("%s\n", idgen_err_name(rc));
   print_server_errors(stdout);
+  print_stats();
   idgen_client_free(client);
   return rc == 0 ? 0 : 1;
 }
