@@ -7,6 +7,16 @@ fork) lives in the C library; this module only converts arguments and errors.
         one = c.next("orders")          # an int
         many = c.next_n("orders", 100)  # a list of ints
 
+Over TLS (`idgen serve --tls-cert/--tls-key`), the fields of idgen_client_tls:
+
+    Client("10.0.0.1:6380", tls_ca="ca.pem")                  # the server verified by ca.pem
+    Client("10.0.0.1:6380", tls_ca="ca.pem", tls_cert="client.pem", tls_key="client.key")
+    Client("10.0.0.1:6380", tls=True)                          # the system's CA store
+    Client("10.0.0.1:6380", tls_ca="ca.pem", tls_server_name="ids.internal")
+
+Client.server_error(i) is why server i last failed ("" if it answers), e.g. the TLS
+reason of a refused handshake.
+
 The library is found by $IDGEN_CLIENT_LIB (a path), else as libidgen-client.so.
 """
 import ctypes
@@ -45,12 +55,31 @@ class _Options(ctypes.Structure):
     ]
 
 
+class _Tls(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("ca_file", ctypes.c_char_p),
+        ("cert_file", ctypes.c_char_p),
+        ("key_file", ctypes.c_char_p),
+        ("server_name", ctypes.c_char_p),
+    ]
+
+
+_TLS_KEYS = {"tls_ca": "ca_file", "tls_cert": "cert_file", "tls_key": "key_file",
+             "tls_server_name": "server_name"}
+
+
 def _load():
     path = os.environ.get("IDGEN_CLIENT_LIB") or ctypes.util.find_library("idgen-client")
     lib = ctypes.CDLL(path or "libidgen-client.so")
     lib.idgen_client_options_init.argtypes = [ctypes.POINTER(_Options)]
     lib.idgen_client_new.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
                                      ctypes.POINTER(_Options), ctypes.c_char_p, ctypes.c_size_t]
+    lib.idgen_client_new_tls.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+                                         ctypes.POINTER(_Options), ctypes.POINTER(_Tls),
+                                         ctypes.c_char_p, ctypes.c_size_t]
+    lib.idgen_client_server_error.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                                              ctypes.c_char_p, ctypes.c_size_t]
     lib.idgen_client_next.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
                                       ctypes.POINTER(ctypes.c_uint64)]
     lib.idgen_client_next_n.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
@@ -71,10 +100,20 @@ class Client:
 
     _c = None
 
-    def __init__(self, servers, auth_token=None, **options):
+    def __init__(self, servers, auth_token=None, tls=False, tls_ca=None, tls_cert=None,
+                 tls_key=None, tls_server_name=None, **options):
         global _lib
         if _lib is None:
             _lib = _load()
+        given = {"tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key,
+                 "tls_server_name": tls_server_name}
+        t = None
+        if tls or any(v is not None for v in given.values()):
+            t = _Tls()
+            t.struct_size = ctypes.sizeof(_Tls)
+            for key, value in given.items():
+                if value is not None:
+                    setattr(t, _TLS_KEYS[key], os.fsencode(value))
         opt = _Options()
         _lib.idgen_client_options_init(ctypes.byref(opt))
         for key, value in options.items():
@@ -85,8 +124,9 @@ class Client:
             opt.auth_token = auth_token.encode()
         err = ctypes.create_string_buffer(256)
         handle = ctypes.c_void_p()
-        rc = _lib.idgen_client_new(ctypes.byref(handle), servers.encode(), ctypes.byref(opt),
-                                   err, len(err))
+        rc = _lib.idgen_client_new_tls(ctypes.byref(handle), servers.encode(),
+                                       ctypes.byref(opt), ctypes.byref(t) if t else None,
+                                       err, len(err))
         if rc < 0:
             raise IdgenError(rc, _NAMES.get(rc, str(rc)), err.value.decode())
         self._c = handle
@@ -112,6 +152,12 @@ class Client:
         if rc < 0:
             raise self._error(rc, bname)
         return list(out)
+
+    def server_error(self, i):
+        """Why server i (0-based, in the order given) last failed; "" if it answers."""
+        why = ctypes.create_string_buffer(256)
+        _lib.idgen_client_server_error(self._c, i, why, len(why))
+        return why.value.decode()
 
     def close(self):
         if self._c:

@@ -1,5 +1,6 @@
 /* idgen/client.h: libidgen-client, IDs of `idgen serve` in the caller's process, from a
- * local buffer per generator name, refilled in the background (RESP, hiredis).
+ * local buffer per generator name, refilled in the background (RESP, hiredis; plain or
+ * TLS, see idgen_client_new_tls).
  *
  *   idgen_client *c;
  *   idgen_client_options o;
@@ -72,12 +73,52 @@ typedef struct idgen_client_options {
 /* The defaults above. */
 IDGEN_API void idgen_client_options_init(idgen_client_options *o);
 
+/* TLS to the servers (`idgen serve --tls-cert/--tls-key`, see docs/server.md "TLS"):
+ * TLS 1.2 at least, the server's certificate always verified, against ca_file's CAs
+ * (NULL or "": the system's store), and its name against the host of the address (an
+ * address against its IP SANs, a name against its DNS SANs, SNI carrying a name), or
+ * against server_name if set. cert_file and key_file (PEM; both or neither) show a
+ * client certificate to a server started with --tls-client-cert require. The strings
+ * are read during idgen_client_new_tls and not kept.
+ *
+ * A struct that may grow: set it up with idgen_client_tls_init (inline, so that it
+ * records the size this program was built with) and set the fields you need. */
+typedef struct idgen_client_tls {
+  size_t struct_size; /* sizeof of the caller's struct; idgen_client_tls_init sets it */
+  const char *ca_file;
+  const char *cert_file;
+  const char *key_file;
+  const char *server_name;
+} idgen_client_tls;
+
+static inline void idgen_client_tls_init(idgen_client_tls *t) {
+  idgen_client_tls zero = {sizeof(idgen_client_tls), NULL, NULL, NULL, NULL};
+  *t = zero;
+}
+
 /* Opens a client for servers "host:port[,host:port...]" (at most 16), tried in turn.
  * Connects lazily: a server down at start is no error. IDGEN_EINVAL for a bad address
  * or option (the reason in idgen_client_error_text's sense: see errbuf), IDGEN_ENOMEM.
  * errbuf (may be NULL) gets one line on failure. *out untouched on failure. */
 IDGEN_API int idgen_client_new(idgen_client **out, const char *servers,
                                const idgen_client_options *o, char *errbuf, size_t errlen);
+/* The same over TLS (tls NULL: plain, as idgen_client_new). A CA, certificate or key
+ * file that cannot be read or used is IDGEN_EINVAL at once, errbuf naming the field and
+ * the file ("tls.ca_file /x: No such file or directory"). A server that refuses the
+ * handshake (a CA that does not sign its certificate, an expired one, a name that does
+ * not match, no client certificate where it requires one, a plain port) is a server
+ * down like any other: failed over, retried after the backoff, and the reason readable
+ * with idgen_client_server_error. */
+IDGEN_API int idgen_client_new_tls(idgen_client **out, const char *servers,
+                                   const idgen_client_options *o,
+                                   const idgen_client_tls *tls, char *errbuf,
+                                   size_t errlen);
+
+/* Why server i (0-based, in the order of servers) last failed: one line ("" if it has
+ * not failed since it last answered, or i is out of range), e.g.
+ * "127.0.0.1:6380: TLS handshake: certificate verify failed: ...". Thread-safe. */
+IDGEN_API void idgen_client_server_error(idgen_client *c, size_t i, char *out,
+                                         size_t outlen);
 
 /* One ID of generator name (at most 64 bytes, [A-Za-z0-9_.-]). 0, or:
  *   IDGEN_EUNAVAIL  no ID within max_wait_ms (every server down or slow);

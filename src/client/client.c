@@ -4,6 +4,7 @@
  * fork handler drops them. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "client/client_internal.h"
 #include "client/client_reply.h"
+#include "redis/conn.h"
 
 /* ---- fork: every client of the process, locked around fork() ----------------------- */
 
@@ -178,7 +180,7 @@ static int parse_servers(idgen_client *c, const char *list, char *err, size_t er
     sv->host[colon - p] = 0;
     sv->port = (int)port;
     sv->client = c;
-    sv->conn.fd = -1;
+    sv->conn = NULL;
     if (!comma)
       break;
     p = comma + 1;
@@ -190,6 +192,39 @@ static int parse_servers(idgen_client *c, const char *list, char *err, size_t er
 
 int idgen_client_new(idgen_client **out, const char *servers, const idgen_client_options *o,
                      char *err, size_t errlen) {
+  return idgen_client_new_tls(out, servers, o, NULL, err, errlen);
+}
+
+/* A field of the caller's idgen_client_tls, NULL if its struct is too old to have it. */
+#define TLS_FIELD(t, f)                                                                    \
+  ((t)->struct_size >= offsetof(idgen_client_tls, f) + sizeof((t)->f) ? (t)->f : NULL)
+
+/* c's TLS context from tls (NULL: plain). */
+static int open_tls(idgen_client *c, const idgen_client_tls *tls, char *err,
+                    size_t errlen) {
+  if (!tls)
+    return 0;
+  if (tls->struct_size < offsetof(idgen_client_tls, ca_file) + sizeof tls->ca_file)
+    return bad(err, errlen, "%s: struct_size is unset (idgen_client_tls_init)", "tls");
+  const char *ca = TLS_FIELD(tls, ca_file), *cert = TLS_FIELD(tls, cert_file),
+             *key = TLS_FIELD(tls, key_file), *name = TLS_FIELD(tls, server_name);
+  int has_cert = cert && *cert, has_key = key && *key;
+  if (has_cert != has_key)
+    return bad(err, errlen, "%s: cert_file and key_file go together", "tls");
+  if (name && strlen(name) >= sizeof c->server_name)
+    return bad(err, errlen, "%s is too long", "tls.server_name");
+  char why[320];
+  c->tls = idgen__conn_tls_new(&idgen__client_tls_names, ca, cert, key, why, sizeof why);
+  if (!c->tls)
+    return bad(err, errlen, "%s", why);
+  c->has_cert = has_cert;
+  snprintf(c->server_name, sizeof c->server_name, "%s", name ? name : "");
+  return 0;
+}
+
+int idgen_client_new_tls(idgen_client **out, const char *servers,
+                         const idgen_client_options *o, const idgen_client_tls *tls,
+                         char *err, size_t errlen) {
   pthread_once(&atfork_once, install_atfork);
   idgen_client_options defaults;
   if (!o) {
@@ -208,7 +243,8 @@ int idgen_client_new(idgen_client **out, const char *servers, const idgen_client
   if (o->auth_token)
     snprintf(c->token, sizeof c->token, "%s", o->auth_token);
   c->opt.auth_token = NULL;
-  if ((rc = parse_servers(c, servers, err, errlen)) < 0) {
+  if ((rc = parse_servers(c, servers, err, errlen)) < 0 ||
+      (rc = open_tls(c, tls, err, errlen)) < 0) {
     free(c);
     return rc;
   }
@@ -249,10 +285,15 @@ void idgen_client_free(idgen_client *c) {
     }
   pthread_mutex_unlock(&registry_mu);
   /* A child never joins its parent's threads: they do not exist here. */
-  if (c->epoch == atomic_load(&idgen__client_fork_epoch))
+  int mine = c->epoch == atomic_load(&idgen__client_fork_epoch);
+  if (mine)
     idgen__client_stop_threads(c);
   for (size_t i = 0; i < c->nservers; i++)
-    idgen__client_server_close(&c->servers[i]);
+    if (mine)
+      idgen__client_server_close(&c->servers[i]);
+    else
+      idgen__client_server_forget(&c->servers[i]);
+  idgen__redis_tls_free(c->tls);
   free_streams(c);
   pthread_cond_destroy(&c->refill_cv);
   pthread_mutex_destroy(&c->mu);
@@ -545,6 +586,17 @@ void idgen_client_name_error(idgen_client *c, const char *name, char *out, size_
       snprintf(out, outlen, "%s", s->err);
       pthread_mutex_unlock(&s->mu);
     }
+}
+
+void idgen_client_server_error(idgen_client *c, size_t i, char *out, size_t outlen) {
+  if (!out || !outlen)
+    return;
+  out[0] = '\0';
+  if (!c || i >= c->nservers)
+    return;
+  pthread_mutex_lock(&c->mu);
+  snprintf(out, outlen, "%s", c->servers[i].why);
+  pthread_mutex_unlock(&c->mu);
 }
 
 void idgen_client_stats_get(idgen_client *c, idgen_client_stats *o) {

@@ -54,14 +54,14 @@ typedef struct idgen__client_server {
   char host[256];
   int port;
   struct idgen_client *client;
-  /* The data connection, used by the server's thread alone (closed by _free after the
-   * join, or by a forked child, whose copy it is). */
-  struct idgen__client_conn {
-    int fd;       /* -1: none */
-    void *reader; /* hiredis redisReader of fd */
-  } conn;
-  uint64_t tag; /* the last request's ECHO tag */
-  int down;     /* skipped until a health check passes */
+  /* The data connection (src/redis/conn.c: plain or TLS), used by the server's thread
+   * alone (closed by _free after the join, or dropped by a forked child, whose copy it
+   * is). NULL: none. */
+  struct idgen__redis_conn *conn;
+  char failure[256]; /* why the last step failed (the server's thread alone) */
+  char why[256];     /* why the server was last marked down; "" once it answers (mu) */
+  uint64_t tag;      /* the last request's ECHO tag */
+  int down;          /* skipped until a health check passes */
   int64_t retry_at_ns, backoff_ns;
   pthread_t thread;
   int thread_started;
@@ -70,6 +70,9 @@ typedef struct idgen__client_server {
 struct idgen_client {
   idgen_client_options opt;
   char token[IDGEN__CLIENT_TOKEN_MAX];
+  struct ssl_ctx_st *tls; /* NULL: plain */
+  int has_cert;           /* tls shows a client certificate */
+  char server_name[256];  /* checked instead of each host; "": the host */
   uint64_t uid, epoch;
   idgen__client_server servers[IDGEN__CLIENT_MAX_SERVERS];
   size_t nservers;
@@ -94,6 +97,8 @@ int idgen__client_cond_init(pthread_cond_t *cv);
 void idgen__client_wait(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t abs_ns);
 
 /* client_server.c */
+/* What the messages of src/redis/conn.c call the client's TLS fields. */
+extern const struct idgen__conn_names idgen__client_tls_names;
 int idgen__client_start_threads(idgen_client *c); /* c->mu held */
 void idgen__client_stop_threads(idgen_client *c); /* joins them */
 void idgen__client_server_close(idgen__client_server *sv);

@@ -1,147 +1,59 @@
 /* client_server.c: libidgen-client's servers: one refill thread per server, each with
- * its own connection (poll-timed socket I/O, hiredis's reader for the replies), the
+ * its own connection (src/redis/conn.c: a poll-timed socket, plain or TLS, hiredis's
+ * reader for the replies), the
  * requests tagged by an ECHO so that a reply arriving after its time-out is discarded,
  * failover with backoff and a health check (PING + INFO) before a failed server is used
  * again. */
-#include <errno.h>
 #include <hiredis/hiredis.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "client/client_internal.h"
 #include "client/client_reply.h"
+#include "redis/conn.h"
 
 #define NS_PER_MS INT64_C(1000000)
 
 /* ---- one connection ------------------------------------------------------------------ */
 
-typedef struct idgen__client_conn conn;
+const idgen__conn_names idgen__client_tls_names = {
+    "tls.ca_file", "tls.cert_file", "tls.key_file", " then idgen_client_new_tls"};
 
-static void conn_close(conn *k) {
-  if (k->fd >= 0)
-    close(k->fd);
-  if (k->reader)
-    idgen__client_reader_free(k->reader);
-  k->fd = -1;
-  k->reader = NULL;
+/* Sets sv->failure (what idgen_client_server_error shows once the server is down). */
+static void failed(idgen__client_server *sv, const char *why) {
+  snprintf(sv->failure, sizeof sv->failure, "%.100s:%d: %.140s", sv->host, sv->port, why);
 }
 
-static int wait_fd(int fd, short events, int64_t deadline_ns) {
-  for (;;) {
-    int64_t left = deadline_ns - idgen__client_real_ns();
-    if (left <= 0)
-      return IDGEN_ETIMEDOUT;
-    struct pollfd p = {fd, events, 0};
-    int rc = poll(&p, 1, (int)((left + NS_PER_MS - 1) / NS_PER_MS));
-    if (rc > 0)
-      return 0;
-    if (rc < 0 && errno != EINTR)
-      return IDGEN_EUNAVAIL;
-  }
+static void conn_close(struct idgen__redis_conn **k) {
+  if (*k)
+    idgen__redis_conn_close(*k, 0);
+  *k = NULL;
 }
 
-static int conn_open(idgen__client_server *sv, conn *k, int64_t deadline_ns) {
-  k->fd = -1;
-  k->reader = NULL;
-  char port[8];
-  snprintf(port, sizeof port, "%d", sv->port);
-  struct addrinfo hints = {0}, *ai = NULL;
-  hints.ai_socktype = SOCK_STREAM;
-  if (getaddrinfo(sv->host, port, &hints, &ai) != 0 || !ai)
-    return IDGEN_EUNAVAIL;
-  int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    freeaddrinfo(ai);
-    return IDGEN_EUNAVAIL;
-  }
-  int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-  freeaddrinfo(ai);
-  if (rc < 0 && errno != EINPROGRESS) {
-    close(fd);
-    return IDGEN_EUNAVAIL;
-  }
-  if (rc < 0) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    if ((rc = wait_fd(fd, POLLOUT, deadline_ns)) < 0 ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
-      close(fd);
-      return rc < 0 ? rc : IDGEN_EUNAVAIL;
-    }
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  k->fd = fd;
-  k->reader = idgen__client_reader_create();
-  if (!k->reader) {
-    conn_close(k);
-    return IDGEN_ENOMEM;
+static int conn_open(idgen__client_server *sv, struct idgen__redis_conn **k,
+                     int64_t deadline_ns) {
+  idgen_client *c = sv->client;
+  idgen__conn_how how = {c->server_name, idgen__client_reader_create,
+                         idgen__client_reader_free, &idgen__client_tls_names};
+  char why[256];
+  /* conn.c says "timed out" for a deadline passed (the connection is gone: no flag). */
+  if (idgen__conn_open(k, sv->host, sv->port, c->tls, c->has_cert, &how, deadline_ns, why,
+                       sizeof why) < 0) {
+    *k = NULL;
+    failed(sv, why);
+    return strstr(why, "timed out") ? IDGEN_ETIMEDOUT : IDGEN_EUNAVAIL;
   }
   return 0;
-}
-
-static int send_all(conn *k, const char *buf, size_t len, int64_t deadline_ns) {
-  while (len) {
-    ssize_t w = send(k->fd, buf, len, MSG_NOSIGNAL);
-    if (w > 0) {
-      buf += w;
-      len -= (size_t)w;
-      continue;
-    }
-    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      int rc = wait_fd(k->fd, POLLOUT, deadline_ns);
-      if (rc < 0)
-        return rc;
-      continue;
-    }
-    if (w < 0 && errno == EINTR)
-      continue;
-    return IDGEN_EUNAVAIL;
-  }
-  return 0;
-}
-
-static int read_reply(conn *k, redisReply **out, int64_t deadline_ns) {
-  for (;;) {
-    void *r = NULL;
-    if (redisReaderGetReply(k->reader, &r) != REDIS_OK)
-      return IDGEN_EPROTO;
-    if (r) {
-      *out = r;
-      return 0;
-    }
-    char buf[16384];
-    ssize_t n = recv(k->fd, buf, sizeof buf, 0);
-    if (n > 0) {
-      if (redisReaderFeed(k->reader, buf, (size_t)n) != REDIS_OK)
-        return IDGEN_EPROTO;
-      continue;
-    }
-    if (n == 0)
-      return IDGEN_EUNAVAIL;
-    if (errno == EINTR)
-      continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      return IDGEN_EUNAVAIL;
-    int rc = wait_fd(k->fd, POLLIN, deadline_ns);
-    if (rc < 0)
-      return rc;
-  }
 }
 
 /* Sends ECHO tag and the command, then reads replies until the ECHO of this tag: all
  * before it answer requests that timed out (late replies), discarded unread; the one
  * after it is this command's. A time-out leaves the connection open: the tags keep
  * whatever comes late from being taken for a later request's answer. */
-static int request(idgen__client_server *sv, conn *k, uint64_t *tag, int argc,
-                   const char **argv, redisReply **out, int64_t deadline_ns) {
+static int request(idgen__client_server *sv, struct idgen__redis_conn **k, uint64_t *tag,
+                   int argc, const char **argv, redisReply **out, int64_t deadline_ns) {
   idgen_client *c = sv->client;
   char tagtext[48];
   snprintf(tagtext, sizeof tagtext, "idgen-client-%llu", (unsigned long long)++*tag);
@@ -150,38 +62,66 @@ static int request(idgen__client_server *sv, conn *k, uint64_t *tag, int argc,
   int la = redisFormatCommandArgv(&a, 2, echo, NULL);
   int lb = redisFormatCommandArgv(&b, argc, argv, NULL);
   int rc = la < 0 || lb < 0 ? IDGEN_ENOMEM : 0;
-  if (rc == 0)
-    rc = send_all(k, a, (size_t)la, deadline_ns);
-  if (rc == 0)
-    rc = send_all(k, b, (size_t)lb, deadline_ns);
+  /* A command cut by a time-out would garble the next one: a failed send closes. */
+  if (rc == 0 && (idgen__redis_conn_send(*k, a, (size_t)la, deadline_ns) < 0 ||
+                  idgen__redis_conn_send(*k, b, (size_t)lb, deadline_ns) < 0)) {
+    rc = idgen__redis_conn_timed_out(*k) ? IDGEN_ETIMEDOUT : IDGEN_EUNAVAIL;
+    failed(sv, idgen__redis_conn_error(*k));
+    conn_close(k);
+  }
   free(a);
   free(b);
+  int mine = 0;
   while (rc == 0) {
-    redisReply *r = NULL;
-    if ((rc = read_reply(k, &r, deadline_ns)) < 0)
-      break;
-    int mine = idgen__client_reply_is_tag(r, tagtext);
+    redisReply *r = idgen__redis_conn_read(*k, deadline_ns);
+    if (!r) {
+      /* conn.c's reader errors begin "reply: ": a garbled stream, not a closed one. */
+      rc = idgen__redis_conn_timed_out(*k) ? IDGEN_ETIMEDOUT
+           : strstr(idgen__redis_conn_error(*k), "reply: ") == idgen__redis_conn_error(*k)
+               ? IDGEN_EPROTO
+               : IDGEN_EUNAVAIL;
+      failed(sv, idgen__redis_conn_error(*k));
+      /* Closed or garbled: a new connection next time. A time-out leaves it open. */
+      if (rc != IDGEN_ETIMEDOUT)
+        conn_close(k);
+      return rc;
+    }
+    if (mine) {
+      *out = r;
+      return 0;
+    }
+    mine = idgen__client_reply_is_tag(r, tagtext);
     freeReplyObject(r);
-    if (mine)
-      return read_reply(k, out, deadline_ns);
-    atomic_fetch_add_explicit(&c->stats.late_discarded, 1, memory_order_relaxed);
+    if (!mine)
+      atomic_fetch_add_explicit(&c->stats.late_discarded, 1, memory_order_relaxed);
   }
-  if (rc != IDGEN_ETIMEDOUT)
-    conn_close(k); /* closed or garbled: a new connection next time */
   return rc;
 }
 
-/* A fresh connection, AUTH with the token if there is one. */
-static int open_authed(idgen__client_server *sv, conn *k, uint64_t *tag,
+/* A fresh connection, AUTH with the token if there is one. AUTH goes untagged: before
+ * it the server answers ECHO with -NOAUTH, and a new connection has no late reply. */
+static int open_authed(idgen__client_server *sv, struct idgen__redis_conn **k,
                        int64_t deadline_ns) {
   int rc = conn_open(sv, k, deadline_ns);
   if (rc < 0 || !sv->client->token[0])
     return rc;
   const char *argv[2] = {"AUTH", sv->client->token};
+  char *cmd = NULL;
+  int len = redisFormatCommandArgv(&cmd, 2, argv, NULL);
   redisReply *r = NULL;
-  rc = request(sv, k, tag, 2, argv, &r, deadline_ns);
-  if (rc == 0 && r->type == REDIS_REPLY_ERROR)
+  if (len < 0)
+    rc = IDGEN_ENOMEM;
+  else if (idgen__redis_conn_send(*k, cmd, (size_t)len, deadline_ns) < 0 ||
+           !(r = idgen__redis_conn_read(*k, deadline_ns))) {
+    rc = idgen__redis_conn_timed_out(*k) ? IDGEN_ETIMEDOUT : IDGEN_EUNAVAIL;
+    failed(sv, idgen__redis_conn_error(*k));
+  } else if (r->type == REDIS_REPLY_ERROR) {
+    char why[200];
+    snprintf(why, sizeof why, "AUTH refused: %.150s", r->str);
+    failed(sv, why);
     rc = IDGEN_EUNAVAIL;
+  }
+  free(cmd);
   if (r)
     freeReplyObject(r);
   if (rc < 0)
@@ -193,23 +133,27 @@ static int open_authed(idgen__client_server *sv, conn *k, uint64_t *tag,
  * connections now): PONG, and INFO's ready:1 (a snowflake default generator armed). */
 static int health_check(idgen__client_server *sv) {
   int64_t deadline = idgen__client_real_ns() + sv->client->opt.timeout_ms * NS_PER_MS;
-  conn k;
+  struct idgen__redis_conn *k = NULL;
   uint64_t tag = 0;
-  int rc = open_authed(sv, &k, &tag, deadline);
+  int rc = open_authed(sv, &k, deadline);
   if (rc < 0)
     return rc;
   const char *ping[1] = {"PING"}, *info[1] = {"INFO"};
   redisReply *r = NULL;
   rc = request(sv, &k, &tag, 1, ping, &r, deadline);
-  if (rc == 0 && !(r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG")))
+  if (rc == 0 && !(r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "PONG"))) {
+    failed(sv, "PING: no PONG");
     rc = IDGEN_EUNAVAIL;
+  }
   if (r)
     freeReplyObject(r);
   r = NULL;
   if (rc == 0)
     rc = request(sv, &k, &tag, 1, info, &r, deadline);
-  if (rc == 0 && !idgen__client_info_ready(r))
+  if (rc == 0 && !idgen__client_info_ready(r)) {
+    failed(sv, "INFO: not ready (no generator armed)");
     rc = IDGEN_ENOTARMED;
+  }
   if (r)
     freeReplyObject(r);
   conn_close(&k);
@@ -220,10 +164,19 @@ void idgen__client_server_close(idgen__client_server *sv) {
   conn_close(&sv->conn);
 }
 
+/* A forked child's copy: freed and its socket closed here, with no close_notify (the
+ * TLS session is the parent's). */
 void idgen__client_server_forget(idgen__client_server *sv) {
-  idgen__client_server_close(sv);
+  if (sv->conn) {
+    int fd = idgen__redis_conn_fd(sv->conn);
+    idgen__redis_conn_close(sv->conn, 1);
+    if (fd >= 0)
+      close(fd);
+  }
+  sv->conn = NULL;
   sv->thread_started = 0;
   sv->down = 0;
+  sv->why[0] = '\0';
 }
 
 /* ---- refills ------------------------------------------------------------------------- */
@@ -309,7 +262,7 @@ static void name_refused(job *j, const char *why) {
 
 /* One refill of job j on sv: 0 (the slot filled, or the name refused for good), or an
  * error of the server (the slot left empty: another server's thread fills the next). */
-static int refill(idgen__client_server *sv, conn *k, job *j) {
+static int refill(idgen__client_server *sv, struct idgen__redis_conn **k, job *j) {
   idgen_client *c = sv->client;
   int64_t deadline = idgen__client_real_ns() + c->opt.timeout_ms * NS_PER_MS;
   slot *sl = &j->s->slots[j->gen % IDGEN__CLIENT_SLOTS];
@@ -374,6 +327,7 @@ refused:
     rc = 0;
   } else {
     rc = r && r->type == REDIS_REPLY_ERROR ? IDGEN_ENOTARMED : IDGEN_EPROTO;
+    failed(sv, rc == IDGEN_EPROTO ? "a malformed reply" : r->str);
     if (rc == IDGEN_EPROTO)
       conn_close(k);
   }
@@ -388,7 +342,7 @@ failed:
 static void *server_main(void *arg) {
   idgen__client_server *sv = arg;
   idgen_client *c = sv->client;
-  conn *k = &sv->conn;
+  struct idgen__redis_conn **k = &sv->conn;
   pthread_mutex_lock(&c->mu);
   while (!c->stop) {
     int64_t now = idgen__client_real_ns();
@@ -401,12 +355,14 @@ static void *server_main(void *arg) {
       int rc = health_check(sv);
       pthread_mutex_lock(&c->mu);
       if (rc < 0) {
+        snprintf(sv->why, sizeof sv->why, "%s", sv->failure);
         int64_t most = 8 * c->opt.backoff_ms * NS_PER_MS;
         sv->backoff_ns = sv->backoff_ns * 2 > most ? most : sv->backoff_ns * 2;
         sv->retry_at_ns = idgen__client_real_ns() + sv->backoff_ns;
         continue;
       }
       sv->down = 0;
+      sv->why[0] = '\0';
     }
     job j;
     if (!pick(c, &j)) {
@@ -418,7 +374,7 @@ static void *server_main(void *arg) {
     pthread_mutex_unlock(&c->mu);
     int rc = 0;
     int64_t deadline = idgen__client_real_ns() + c->opt.timeout_ms * NS_PER_MS;
-    if (k->fd < 0 && (rc = open_authed(sv, k, &sv->tag, deadline)) < 0)
+    if (!*k && (rc = open_authed(sv, k, deadline)) < 0)
       publish(&j, 0);
     else
       rc = refill(sv, k, &j);
@@ -426,6 +382,7 @@ static void *server_main(void *arg) {
     c->pokes++;
     pthread_cond_broadcast(&c->refill_cv); /* another server takes the next refill */
     if (rc < 0) {
+      snprintf(sv->why, sizeof sv->why, "%s", sv->failure);
       sv->down = 1;
       sv->backoff_ns = c->opt.backoff_ms * NS_PER_MS;
       sv->retry_at_ns = idgen__client_real_ns() + sv->backoff_ns;

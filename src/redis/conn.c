@@ -22,17 +22,29 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
-#include "idgen/clock.h"
 #include "redis/conn.h"
+
+const idgen__conn_names idgen__redis_names = {"--redis-cacert", "--redis-cert",
+                                              "--redis-key", " then rediss://"};
 
 struct idgen__redis_conn {
   int fd;
   SSL *ssl;            /* NULL: plain */
   int has_cert;        /* ssl shows a client certificate */
+  int timed_out;       /* the last failure was a deadline passing, nothing else */
   redisReader *reader; /* hiredis's reply parser, fed what the socket gives */
-  uint64_t replies;    /* replies read on this connection */
-  char why[256];       /* the last failure */
+  void (*reader_free)(redisReader *);
+  const idgen__conn_names *names;
+  uint64_t replies; /* replies read on this connection */
+  char why[256];    /* the last failure */
 };
+
+/* CLOCK_MONOTONIC, as idgen_monotonic_ns (libidgen-client has no libidgen to call). */
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void conn_fail(idgen__redis_conn *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -73,10 +85,16 @@ static int file_readable(const char *opt, const char *path, char *err, size_t er
 
 struct ssl_ctx_st *idgen__redis_tls_new(const char *cacert, const char *cert,
                                         const char *key, char *err, size_t errlen) {
+  return idgen__conn_tls_new(&idgen__redis_names, cacert, cert, key, err, errlen);
+}
+
+struct ssl_ctx_st *idgen__conn_tls_new(const idgen__conn_names *names, const char *cacert,
+                                       const char *cert, const char *key, char *err,
+                                       size_t errlen) {
   char buf[256];
-  if (file_readable("--redis-cacert", cacert, err, errlen) ||
-      file_readable("--redis-cert", cert, err, errlen) ||
-      file_readable("--redis-key", key, err, errlen))
+  if (file_readable(names->cacert, cacert, err, errlen) ||
+      file_readable(names->cert, cert, err, errlen) ||
+      file_readable(names->key, key, err, errlen))
     return NULL;
   ERR_clear_error();
   SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
@@ -89,20 +107,21 @@ struct ssl_ctx_st *idgen__redis_tls_new(const char *cacert, const char *cert,
   /* A redis-server that closes without close_notify is an end of stream like any other:
    * the reply reader already tells a cut reply. */
   SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_app_data(ctx, (void *)names); /* for the connections' messages */
   const char *opt = NULL, *file = NULL;
   if (cacert && *cacert) {
     if (SSL_CTX_load_verify_locations(ctx, cacert, NULL) != 1)
-      opt = "--redis-cacert", file = cacert;
+      opt = names->cacert, file = cacert;
   } else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
     opt = "the system's CA store", file = "";
   }
   if (!opt && cert && *cert) {
     if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
-      opt = "--redis-cert", file = cert;
+      opt = names->cert, file = cert;
     else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1)
-      opt = "--redis-key", file = key;
+      opt = names->key, file = key;
     else if (SSL_CTX_check_private_key(ctx) != 1)
-      opt = "--redis-key", file = key;
+      opt = names->key, file = key;
   }
   if (opt) {
     snprintf(err, errlen, "%s %.200s: %s", opt, file, ssl_reason(buf, sizeof buf));
@@ -121,9 +140,10 @@ void idgen__redis_tls_free(struct ssl_ctx_st *tls) {
 /* Waits until fd is ready for events or the deadline passes: 0, or -1 with why set. */
 static int wait_fd(idgen__redis_conn *c, short events, int64_t deadline_ns) {
   for (;;) {
-    int64_t left_ns = deadline_ns - idgen_monotonic_ns();
+    int64_t left_ns = deadline_ns - mono_ns();
     if (left_ns <= 0) {
       conn_fail(c, "timed out");
+      c->timed_out = 1;
       return -1;
     }
     struct pollfd p = {c->fd, events, 0};
@@ -201,18 +221,24 @@ static int tls_step(idgen__redis_conn *c, int ret, const char *step, int64_t dea
      * with an alert the first read meets. */
     int no_cert = !c->has_cert && (reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED ||
                                    reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE);
-    conn_fail(c, "TLS %s: %s%s", step, ssl_reason(buf, sizeof buf),
-              no_cert ? "; no client certificate given (--redis-cert)" : "");
+    /* A plain server that answers a ClientHello (a RESP error line) is no TLS record. */
+    int plain = reason == SSL_R_WRONG_VERSION_NUMBER && !strcmp(step, "handshake");
+    conn_fail(c, "TLS %s: %s%s%s%s", step, ssl_reason(buf, sizeof buf),
+              no_cert ? "; no client certificate given ("
+              : plain ? " (not a TLS port?)"
+                      : "",
+              no_cert ? c->names->cert : "", no_cert ? ")" : "");
     return -1;
   }
   ERR_clear_error();
   /* A plain port drops (or resets) a ClientHello. A server that wants a client
    * certificate drops a client without one after the handshake; the alert that says so
    * is often lost to the reset. */
-  const char *hint = !strcmp(step, "handshake") ? " (not a TLS port?)"
-                     : !c->has_cert && !c->replies
-                         ? "; no client certificate given (--redis-cert)"
-                         : "";
+  char no_cert[96];
+  snprintf(no_cert, sizeof no_cert, "; no client certificate given (%s)", c->names->cert);
+  const char *hint = !strcmp(step, "handshake")    ? " (not a TLS port?)"
+                     : !c->has_cert && !c->replies ? no_cert
+                                                   : "";
   if (e == SSL_ERROR_SYSCALL && ret < 0 && saved) {
     conn_fail(c, "TLS %s: %s%s", step, strerror(saved), hint);
     return -1;
@@ -263,6 +289,8 @@ fail:
 static int handshake(idgen__redis_conn *c, SSL_CTX *tls, const char *host,
                      int64_t deadline_ns) {
   ERR_clear_error();
+  if (SSL_CTX_get_app_data(tls))
+    c->names = SSL_CTX_get_app_data(tls);
   c->ssl = SSL_new(tls);
   if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1) {
     char buf[256];
@@ -271,8 +299,9 @@ static int handshake(idgen__redis_conn *c, SSL_CTX *tls, const char *host,
   }
   unsigned char ip[16];
   int is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
-  /* The name checked is the URL's host: an address against the certificate's IP SANs, a
-   * name against its DNS SANs; SNI carries names only (RFC 6066). */
+  /* The name checked is the URL's host (or the caller's server_name): an address against
+   * the certificate's IP SANs, a name against its DNS SANs; SNI carries names only (RFC
+   * 6066). */
   int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), host)
                  : SSL_set1_host(c->ssl, host) && SSL_set_tlsext_host_name(c->ssl, host);
   if (ok != 1) {
@@ -296,14 +325,29 @@ static int handshake(idgen__redis_conn *c, SSL_CTX *tls, const char *host,
 int idgen__redis_conn_open(idgen__redis_conn **out, const char *host, int port,
                            struct ssl_ctx_st *tls, int has_cert, int64_t deadline_ns,
                            char *err, size_t errlen) {
+  return idgen__conn_open(out, host, port, tls, has_cert, NULL, deadline_ns, err, errlen);
+}
+
+static void reader_free_default(redisReader *r) {
+  redisReaderFree(r);
+}
+
+int idgen__conn_open(idgen__redis_conn **out, const char *host, int port,
+                     struct ssl_ctx_st *tls, int has_cert, const idgen__conn_how *how,
+                     int64_t deadline_ns, char *err, size_t errlen) {
   idgen__redis_conn *c = calloc(1, sizeof *c);
-  if (!c || !(c->reader = redisReaderCreate())) {
+  int own_reader = how && how->reader_new;
+  if (!c || !(c->reader = own_reader ? how->reader_new() : redisReaderCreate())) {
     free(c);
     snprintf(err, errlen, "out of memory");
     return -1;
   }
+  c->reader_free = own_reader ? how->reader_free : reader_free_default;
   c->fd = -1;
   c->has_cert = has_cert;
+  c->names = how && how->names ? how->names : &idgen__redis_names;
+  const char *verify_name =
+      how && how->server_name && *how->server_name ? how->server_name : host;
   char service[16];
   snprintf(service, sizeof service, "%d", port);
   struct addrinfo hints, *res = NULL;
@@ -319,7 +363,7 @@ int idgen__redis_conn_open(idgen__redis_conn **out, const char *host, int port,
         break;
     freeaddrinfo(res);
   }
-  if (c->fd >= 0 && (!tls || !handshake(c, tls, host, deadline_ns))) {
+  if (c->fd >= 0 && (!tls || !handshake(c, tls, verify_name, deadline_ns))) {
     *out = c;
     return 0;
   }
@@ -366,8 +410,10 @@ static int send_all(idgen__redis_conn *c, const char *buf, size_t len,
 }
 
 /* A TLS port drops (or resets) a plain client's first command unanswered. */
-static const char *plain_hint(const idgen__redis_conn *c) {
-  return !c->ssl && !c->replies ? " before any reply (a TLS port? then rediss://)" : "";
+static const char *plain_hint(idgen__redis_conn *c) {
+  static _Thread_local char hint[96];
+  snprintf(hint, sizeof hint, " before any reply (a TLS port?%s)", c->names->tls_hint);
+  return !c->ssl && !c->replies ? hint : "";
 }
 
 /* Reads what the socket has into the reader: 0, or -1 with why set. */
@@ -402,11 +448,11 @@ static int recv_some(idgen__redis_conn *c, int64_t deadline_ns) {
       }
     }
     if (n == 0) {
-      conn_fail(c, "the server closed the connection%s",
-                c->ssl ? (!c->has_cert && !c->replies
-                              ? "; no client certificate given (--redis-cert)"
-                              : "")
-                       : plain_hint(c));
+      int no_cert = c->ssl && !c->has_cert && !c->replies;
+      conn_fail(c, "the server closed the connection%s%s%s",
+                no_cert ? "; no client certificate given (" : "",
+                no_cert ? c->names->cert : (c->ssl ? "" : plain_hint(c)),
+                no_cert ? ")" : "");
       return -1;
     }
     if (redisReaderFeed(c->reader, buf, (size_t)n) != REDIS_OK) {
@@ -417,10 +463,21 @@ static int recv_some(idgen__redis_conn *c, int64_t deadline_ns) {
   }
 }
 
+int idgen__redis_conn_send(idgen__redis_conn *c, const char *cmd, size_t len,
+                           int64_t deadline_ns) {
+  c->timed_out = 0;
+  return send_all(c, cmd, len, deadline_ns);
+}
+
 struct redisReply *idgen__redis_conn_call(idgen__redis_conn *c, const char *cmd, size_t len,
                                           int64_t deadline_ns) {
-  if (send_all(c, cmd, len, deadline_ns))
+  if (idgen__redis_conn_send(c, cmd, len, deadline_ns))
     return NULL;
+  return idgen__redis_conn_read(c, deadline_ns);
+}
+
+struct redisReply *idgen__redis_conn_read(idgen__redis_conn *c, int64_t deadline_ns) {
+  c->timed_out = 0;
   for (;;) {
     void *reply = NULL;
     if (redisReaderGetReply(c->reader, &reply) != REDIS_OK) {
@@ -440,6 +497,14 @@ const char *idgen__redis_conn_error(const idgen__redis_conn *c) {
   return c->why;
 }
 
+int idgen__redis_conn_timed_out(const idgen__redis_conn *c) {
+  return c->timed_out;
+}
+
+int idgen__redis_conn_fd(const idgen__redis_conn *c) {
+  return c->fd;
+}
+
 void idgen__redis_conn_close(idgen__redis_conn *c, int only_drop) {
   if (!c)
     return;
@@ -456,7 +521,7 @@ void idgen__redis_conn_close(idgen__redis_conn *c, int only_drop) {
   if (c->fd >= 0 && !only_drop)
     close(c->fd);
   if (c->reader)
-    redisReaderFree(c->reader);
+    c->reader_free(c->reader);
   ERR_clear_error();
   free(c);
 }

@@ -2,8 +2,10 @@
 # client_python.sh: the ctypes binding of libidgen-client (bindings/python) under Debian's
 # /usr/bin/python3, and the C and Python examples of the client, against real servers:
 # IDs of a snowflake and a segment name, none twice; the binding's errors (a bad address,
-# an unknown name, every server down: Unavailable). Prints the binding's calls/s beside
-# redis-py's IDS (not asserted).
+# an unknown name, every server down: Unavailable); over TLS with a client certificate
+# (tls_ca, tls_cert, tls_key): IDs, a wrong CA and a missing client certificate refused
+# with the reason (server_error), an unreadable CA file at create. Prints the binding's
+# calls/s beside redis-py's IDS (not asserted).
 # Usage: client_python.sh /path/to/idgen
 source "$(dirname "$0")/server_common.bash"
 PY=/usr/bin/python3
@@ -88,4 +90,43 @@ PY
 )
 say "     $rate"
 stop_server || fail "server did not exit 0"
+
+# ---- TLS: the same options as idgen_client_tls ----
+PKI=$WORK/pki
+"$SOURCE_DIR/scripts/tls-certs.sh" "$PKI" || { fail "tls-certs.sh"; finish; }
+start_server pytls --lease static --worker-id 22 --tls-cert "$PKI/server.pem" \
+  --tls-key "$PKI/server.key" --tls-ca "$PKI/ca.pem" --tls-client-cert require || exit 1
+out=$($PY - "127.0.0.1:$RESP_PORT" "$PKI" <<'PY'
+import sys
+from idgen_client import Client, IdgenError, Unavailable
+addr, pki = sys.argv[1], sys.argv[2]
+with Client(addr, max_wait_ms=2000, tls_ca=pki + "/ca.pem", tls_cert=pki + "/client.pem",
+            tls_key=pki + "/client.key") as c:
+    ids = c.next_n("default", 1000)
+    print("tls next_n:", len(ids), len(set(ids)))
+with Client(addr, max_wait_ms=500, tls_ca=pki + "/other-ca.pem", tls_cert=pki + "/client.pem",
+            tls_key=pki + "/client.key") as c:
+    try:
+        c.next("default")
+    except Unavailable as e:
+        print("wrong CA:", e.name, c.server_error(0))
+with Client(addr, max_wait_ms=500, tls_ca=pki + "/ca.pem") as c:
+    try:
+        c.next("default")
+    except Unavailable as e:
+        print("no client cert:", e.name, c.server_error(0))
+try:
+    Client(addr, tls_ca=pki + "/none.pem")
+except IdgenError as e:
+    print("CA file:", e.name, e)
+PY
+)
+check_match "binding over TLS: 1000 distinct" "tls next_n: 1000 1000" "$out"
+check_match "binding over TLS: a wrong CA refused, the reason readable" \
+  "wrong CA: IDGEN_EUNAVAIL 127\.0\.0\.1:$RESP_PORT: TLS handshake: certificate verify failed" "$out"
+check_match "binding over TLS: no client certificate refused" \
+  "no client cert: IDGEN_EUNAVAIL .*no client certificate given \(tls\.cert_file\)" "$out"
+check_match "binding over TLS: an unreadable CA file at create" \
+  "CA file: IDGEN_EINVAL IDGEN_EINVAL: tls\.ca_file $PKI/none\.pem: No such file or directory" "$out"
+stop_server || fail "TLS server did not exit 0"
 finish

@@ -8,7 +8,14 @@
  *        each into OUTDIR/child and OUTDIR/parent.
  *   age SERVERS NAME          with a fake clock: after the clock jumps past max_age_ms,
  *        every ID is newer than one asked of the server directly after the jump.
- *   bad SERVERS NAME          bad addresses, options and names: one line each. */
+ *   bad SERVERS NAME          bad addresses, options and names: one line each.
+ *   probe SERVERS NAME        one ID, waiting $MAX_WAIT_MS: prints "ok" (exit 0), or
+ *        the error and each server's reason (idgen_client_server_error), exit 1; then
+ *        the stats.
+ * Every mode goes over TLS when $TLS_CA, $TLS_CERT, $TLS_KEY or $TLS_SERVER_NAME is set
+ * (idgen_client_new_tls; $TLS_CA=system: the system's store); a client that cannot be
+ * made exits 2 with its one line. load prints each server's last reason after the
+ * stats ("server i: ..."). */
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -96,9 +103,33 @@ static void print_stats(void) {
          st.late_discarded, st.burnt, st.waits, st.unavailable, st.failovers);
 }
 
+static void print_server_errors(FILE *to) {
+  for (size_t i = 0; i < 16; i++) {
+    char why[256];
+    idgen_client_server_error(client, i, why, sizeof why);
+    if (why[0])
+      fprintf(to, "server %zu: %s\n", i, why);
+  }
+}
+
+static const char *env_or_null(const char *var) {
+  const char *v = getenv(var);
+  return v && *v ? v : NULL;
+}
+
 static int open_client(idgen_client_options *o) {
   char err[256];
-  int rc = idgen_client_new(&client, servers, o, err, sizeof err);
+  idgen_client_tls tls;
+  idgen_client_tls_init(&tls);
+  tls.ca_file = env_or_null("TLS_CA");
+  tls.cert_file = env_or_null("TLS_CERT");
+  tls.key_file = env_or_null("TLS_KEY");
+  tls.server_name = env_or_null("TLS_SERVER_NAME");
+  int use_tls = tls.ca_file || tls.cert_file || tls.key_file || tls.server_name;
+  if (tls.ca_file && !strcmp(tls.ca_file, "system"))
+    tls.ca_file = NULL;
+  int rc =
+      idgen_client_new_tls(&client, servers, o, use_tls ? &tls : NULL, err, sizeof err);
   if (rc < 0)
     fprintf(stderr, "client_tool: %s\n", err);
   return rc;
@@ -115,8 +146,26 @@ static int cmd_load(long threads) {
   for (long i = 0; i < threads; i++)
     pthread_join(th[i], NULL);
   print_stats();
+  print_server_errors(stdout);
   idgen_client_free(client);
   return 0;
+}
+
+static int cmd_probe(void) {
+  idgen_client_options o;
+  options(&o);
+  if (open_client(&o) < 0)
+    return 2;
+  uint64_t id;
+  int rc = idgen_client_next(client, name, &id);
+  if (rc == 0)
+    printf("ok\n");
+  else
+    printf("%s\n", idgen_err_name(rc));
+  print_server_errors(stdout);
+  print_stats();
+  idgen_client_free(client);
+  return rc == 0 ? 0 : 1;
 }
 
 static int take_into(const char *file, int n) {
@@ -276,7 +325,7 @@ static int cmd_bad(void) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: client_tool load|fork|age|bad SERVERS NAME ...\n");
+    fprintf(stderr, "usage: client_tool load|fork|age|bad|probe SERVERS NAME ...\n");
     return 2;
   }
   servers = argv[2];
@@ -292,6 +341,8 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "age"))
     return cmd_age();
+  if (!strcmp(argv[1], "probe"))
+    return cmd_probe();
   if (!strcmp(argv[1], "bad"))
     return cmd_bad();
   fprintf(stderr, "client_tool: bad usage\n");

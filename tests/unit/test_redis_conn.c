@@ -2,8 +2,10 @@
  * peer on loopback: a reply cut into single bytes is read whole, a peer that never
  * answers is given up at the deadline, a peer that drops the first command says "a TLS
  * port?", a TLS client meeting a plain peer says "not a TLS port?", and the TLS
- * context names the option of a file it cannot use. The TLS refusals of a real
- * redis-server are tests/integration/lease_redis_tls.sh's. */
+ * context names the option of a file it cannot use. For libidgen-client's use: a read
+ * that timed out says so and keeps the connection (the reply read later), and a context
+ * made with other names says them. The TLS refusals of a real redis-server are
+ * tests/integration/lease_redis_tls.sh's, of `idgen serve` client_tls.sh's. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -23,7 +25,7 @@
 #include "idgen/clock.h"
 #include "redis/conn.h"
 
-typedef enum { PEER_DRIP, PEER_MUTE, PEER_DROP } peer_kind;
+typedef enum { PEER_DRIP, PEER_MUTE, PEER_DROP, PEER_SLOW } peer_kind;
 
 typedef struct peer {
   int listen_fd;
@@ -59,6 +61,13 @@ static void *peer_run(void *arg) {
     }
   } else if (p->kind == PEER_DROP) {
     read_command(fd, p->got, sizeof p->got);
+  } else if (p->kind == PEER_SLOW) { /* answers 200 ms late, then waits for the close */
+    read_command(fd, p->got, sizeof p->got);
+    usleep(200000);
+    assert_int_equal(write(fd, "+PONG\r\n", 7), 7);
+    char buf[512];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
   } else { /* mute: read whatever comes until the client goes */
     char buf[512];
     while (read(fd, buf, sizeof buf) > 0) {
@@ -195,6 +204,54 @@ static void test_tls_files(void **state) {
   assert_string_equal(err, "connect: Connection refused");
 }
 
+static void test_read_timed_out_keeps_the_connection(void **state) {
+  (void)state;
+  peer p;
+  peer_start(&p, PEER_SLOW);
+  idgen__redis_conn *c = NULL;
+  char err[256];
+  assert_int_equal(idgen__redis_conn_open(&c, "127.0.0.1", p.port, NULL, 0, in_ms(5000),
+                                          err, sizeof err),
+                   0);
+  char *cmd = NULL;
+  const char *argv[] = {"PING"};
+  int len = redisFormatCommandArgv(&cmd, 1, argv, NULL);
+  assert_int_equal(idgen__redis_conn_send(c, cmd, (size_t)len, in_ms(5000)), 0);
+  redisFreeCommand(cmd);
+  assert_null(idgen__redis_conn_read(c, in_ms(20)));
+  assert_true(idgen__redis_conn_timed_out(c));
+  redisReply *rep = idgen__redis_conn_read(c, in_ms(5000));
+  assert_non_null(rep);
+  assert_false(idgen__redis_conn_timed_out(c));
+  assert_string_equal(rep->str, "PONG");
+  freeReplyObject(rep);
+  idgen__redis_conn_close(c, 0);
+  peer_stop(&p);
+}
+
+static void test_tls_names(void **state) {
+  (void)state;
+  static const idgen__conn_names names = {"tls.ca_file", "tls.cert_file", "tls.key_file",
+                                          " then X"};
+  char err[256];
+  assert_null(
+      idgen__conn_tls_new(&names, "/nonexistent/ca.pem", NULL, NULL, err, sizeof err));
+  assert_string_equal(err, "tls.ca_file /nonexistent/ca.pem: No such file or directory");
+  /* A plain client whose first command is dropped says the caller's hint. */
+  peer p;
+  peer_start(&p, PEER_DROP);
+  idgen__conn_how how = {NULL, NULL, NULL, &names};
+  idgen__redis_conn *c = NULL;
+  assert_int_equal(idgen__conn_open(&c, "127.0.0.1", p.port, NULL, 0, &how, in_ms(5000),
+                                    err, sizeof err),
+                   0);
+  assert_null(ping(c, in_ms(5000)));
+  assert_non_null(
+      strstr(idgen__redis_conn_error(c), "before any reply (a TLS port? then X)"));
+  idgen__redis_conn_close(c, 0);
+  peer_stop(&p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reply_in_pieces),
@@ -202,6 +259,8 @@ int main(void) {
       cmocka_unit_test(test_dropped_first_command),
       cmocka_unit_test(test_tls_to_a_plain_peer),
       cmocka_unit_test(test_tls_files),
+      cmocka_unit_test(test_read_timed_out_keeps_the_connection),
+      cmocka_unit_test(test_tls_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
