@@ -238,9 +238,9 @@ stop_clients() {
 # ---- etcd -------------------------------------------------------------------------
 
 # etcd_up: the 3-member cluster, started once. Its ports come from free_port (below the
-# ephemeral range: a member restarted later must be able to bind its ports again, and
-# scripts/etcd-cluster.sh picks from 20000-60000, where a client's outgoing connection
-# may be sitting on them). The directory has etcd-cluster.sh's layout, so its leader,
+# ephemeral range: a member restarted later must be able to bind its ports again, where
+# a client's outgoing connection may be sitting on them; scripts/etcd-cluster.sh picks
+# below it too, from 10000-32000). The directory has etcd-cluster.sh's layout, so its leader,
 # kill, restart and stop commands work on it.
 etcd_up() {
   [[ -n $EPS ]] && return 0
