@@ -7,6 +7,10 @@
 #   scripts/etcd-cluster.sh leader DIR      print the index of the current leader
 #   scripts/etcd-cluster.sh kill DIR I [SIG]    signal member I (default KILL) and wait for it
 #   scripts/etcd-cluster.sh restart DIR I   start member I again with its old data
+#   scripts/etcd-cluster.sh auth DIR USER PASSWORD PREFIX
+#                                           turn etcd's auth on: USER (PASSWORD) may read
+#                                           and write the keys under PREFIX alone; root's
+#                                           password is random (nothing here needs it)
 # Files in DIR: endpoints, m<I>.pid, m<I>.url, m<I>.cmd, m<I>.log, m<I>/ (data).
 # Environment of start:
 #   ETCD_CLUSTER_TLS=CERTS  clients speak https:// only, with client certificates
@@ -153,6 +157,21 @@ stop() {
   cluster_stop "$1" 100 "$(leader "$1" 2>/dev/null || echo -1)"
 }
 
+# auth DIR USER PASSWORD PREFIX: see the usage above. etcd refuses to enable auth
+# without a root user, which also keeps every role.
+auth() {
+  local e=(etcdctl --endpoints "$(cat "$1/endpoints")" "${tls_args[@]}")
+  {
+    echo "root-$RANDOM$RANDOM" | "${e[@]}" user add root --interactive=false
+    "${e[@]}" user grant-role root root
+    echo "$3" | "${e[@]}" user add "$2" --interactive=false
+    "${e[@]}" role add "$2-rw"
+    "${e[@]}" role grant-permission "$2-rw" --prefix=true readwrite "$4"
+    "${e[@]}" user grant-role "$2" "$2-rw"
+    "${e[@]}" auth enable
+  } >"$1/auth.log" 2>&1 || { cat "$1/auth.log" >&2; die "auth setup failed (DIR/auth.log)"; }
+}
+
 cmd=${1:-}
 [[ $# -lt 2 || $cmd == start ]] || load_tls "$2"
 case "$cmd" in
@@ -164,5 +183,6 @@ case "$cmd" in
     [[ $# -ge 3 ]] || die "usage: restart DIR I"
     sed -i 's/--initial-cluster-state new/--initial-cluster-state existing/' "$2/m$3.cmd"
     launch "$2" "$3" ;;
-  *) die "usage: start|stop|leader|kill|restart DIR ..." ;;
+  auth) [[ $# -ge 5 ]] || die "usage: auth DIR USER PASSWORD PREFIX"; auth "$2" "$3" "$4" "$5" ;;
+  *) die "usage: start|stop|leader|kill|restart|auth DIR ..." ;;
 esac

@@ -42,24 +42,6 @@ TLS=(--lease etcd --etcd "$TLS_EP" --etcd-cacert "$C/ca.pem" --etcd-cert "$C/cli
   --etcd-key "$C/client.key")
 QUICK=(--lease-ttl 2 --hwm-ahead 100 --hwm-interval 100)
 
-# refused CMD...: runs an idgen command that must fail; sets RC, OUT (its stderr),
-# LINES (its line count) and MS (how long it took).
-refused() {
-  local start; start=$(date +%s%3N)
-  RC=0
-  "$@" >/dev/null 2>"$WORK/refused.err" || RC=$?
-  MS=$(($(date +%s%3N) - start))
-  OUT=$(cat "$WORK/refused.err")
-  LINES=$(wc -l <"$WORK/refused.err")
-}
-# check_refusal NAME RC REGEX: the last refused's exit status, one line matching REGEX,
-# and its time (printed, not asserted: tests never assert a timing).
-check_refusal() {
-  check "$1: exit $2" "$2" "$RC"
-  check "$1: one line" 1 "$LINES"
-  check_match "$1: says why" "$3" "$OUT"
-  say "     ($MS ms) $OUT"
-}
 
 # 1. A lease over TLS with a client certificate: a holder issues distinct IDs.
 "$HOLDER" "${TLS[@]}" "${QUICK[@]}" --duration-ms 300 >"$WORK/tls1.out" 2>"$WORK/tls1.err" ||
@@ -135,16 +117,8 @@ kill "$s_pid" 2>/dev/null || true
 wait "$s_pid" 2>/dev/null || true
 
 # 4. etcd's auth: a user that may use /idgen/ only; simple tokens idle out after 1 s.
-A=(--endpoints "$AUTH_EP")
-{
-  echo rootpw | etcdctl "${A[@]}" user add root --interactive=false
-  etcdctl "${A[@]}" user grant-role root root
-  echo idgenpw | etcdctl "${A[@]}" user add idgen --interactive=false
-  etcdctl "${A[@]}" role add idgen-rw
-  etcdctl "${A[@]}" role grant-permission idgen-rw --prefix=true readwrite /idgen/
-  etcdctl "${A[@]}" user grant-role idgen idgen-rw
-  etcdctl "${A[@]}" auth enable
-} >"$WORK/auth-setup.log" 2>&1 || { cat "$WORK/auth-setup.log" >&2; fail "auth setup"; exit 1; }
+"$SOURCE_DIR/scripts/etcd-cluster.sh" auth "$WORK/etcd-auth" idgen idgenpw /idgen/ ||
+  { fail "auth setup"; exit 1; }
 printf 'idgenpw\n' >"$WORK/pw"
 printf 'wrong\n' >"$WORK/badpw"
 chmod 600 "$WORK/pw" "$WORK/badpw"

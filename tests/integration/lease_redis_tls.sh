@@ -53,24 +53,6 @@ CERTS=(--redis-cacert "$C/ca.pem" --redis-cert "$C/client.pem" --redis-key "$C/c
 TLS=(--lease redis --redis "$USER_URL" "${CERTS[@]}" --redis-password-file "$WORK/pw")
 QUICK=(--lease-ttl 2 --hwm-ahead 100 --hwm-interval 100)
 
-# refused CMD...: runs an idgen command that must fail; sets RC, OUT (its stderr),
-# LINES (its line count) and MS (how long it took).
-refused() {
-  local start; start=$(date +%s%3N)
-  RC=0
-  "$@" >/dev/null 2>"$WORK/refused.err" || RC=$?
-  MS=$(($(date +%s%3N) - start))
-  OUT=$(cat "$WORK/refused.err")
-  LINES=$(wc -l <"$WORK/refused.err")
-}
-# check_refusal NAME RC REGEX: the last refused's exit status, one line matching REGEX,
-# and its time (printed, not asserted: tests never assert a timing).
-check_refusal() {
-  check "$1: exit $2" "$2" "$RC"
-  check "$1: one line" 1 "$LINES"
-  check_match "$1: says why" "$3" "$OUT"
-  say "     ($MS ms) $OUT"
-}
 
 # 1. A lease over TLS, as an ACL user: held, renewed, distinct IDs. The holder starts
 # while the segment part below runs: its claim waits TTL + ahead (no HWM history).

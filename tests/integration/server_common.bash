@@ -62,6 +62,24 @@ check_match() {
     fail "$1: [$3] does not match /$2/"
   fi
 }
+# refused CMD...: runs a command that must fail (a refusal at start, say); sets RC, OUT (its stderr),
+# LINES (its line count) and MS (how long it took).
+refused() {
+  local start; start=$(date +%s%3N)
+  RC=0
+  "$@" >/dev/null 2>"$WORK/refused.err" || RC=$?
+  MS=$(($(date +%s%3N) - start))
+  OUT=$(cat "$WORK/refused.err")
+  LINES=$(wc -l <"$WORK/refused.err")
+}
+# check_refusal NAME RC REGEX: the last refused's exit status, one line matching REGEX,
+# and its time (printed, not asserted: tests never assert a timing).
+check_refusal() {
+  check "$1: exit $2" "$2" "$RC"
+  check "$1: one line" 1 "$LINES"
+  check_match "$1: says why" "$3" "$OUT"
+  say "     ($MS ms) $OUT"
+}
 finish() {
   if ((FAILS > 0)); then
     say "$FAILS check(s) failed"

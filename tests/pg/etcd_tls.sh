@@ -28,16 +28,7 @@ TLS_EP=$(cat "$T/tls.eps") AUTH_EP=$(cat "$T/auth.eps")
 [[ $TLS_EP == https://* ]] || fail "the TLS etcd's endpoint is $TLS_EP"
 echo "etcd with TLS at $TLS_EP, with auth at $AUTH_EP"
 
-A=(--endpoints "$AUTH_EP")
-{
-  echo rootpw | etcdctl "${A[@]}" user add root --interactive=false
-  etcdctl "${A[@]}" user grant-role root root
-  echo idgenpw | etcdctl "${A[@]}" user add idgen --interactive=false
-  etcdctl "${A[@]}" role add idgen-rw
-  etcdctl "${A[@]}" role grant-permission idgen-rw --prefix=true readwrite /idgen/
-  etcdctl "${A[@]}" user grant-role idgen idgen-rw
-  etcdctl "${A[@]}" auth enable
-} >"$T/auth-setup.log" 2>&1 || { cat "$T/auth-setup.log" >&2; fail "etcd auth setup"; }
+"$SRC/scripts/etcd-cluster.sh" auth "$T/etcd-auth" idgen idgenpw /idgen/ || fail "etcd auth setup"
 printf 'idgenpw\n' >"$T/password"
 printf 'wrong\n' >"$T/bad-password"
 chmod 600 "$T/password" "$T/bad-password"
