@@ -3,9 +3,11 @@
 # (scripts/tls-certs.sh): PostgreSQL taking TCP clients over TLS only (pg_hba hostssl),
 # MariaDB with require_secure_transport. On each: two processes and two CLI runs sharing
 # one name over verified TLS, no number twice; then one-line refusals naming the
-# endpoint (exit 1) of a plain-text client, a wrong CA, a server certificate for another
-# host name, a missing client certificate where one is required (and the same options
-# with it accepted), TLS asked of a plain-text MariaDB server; bad TLS options (exit 2).
+# endpoint (exit 1) of a plain-text client, a wrong CA, an expired server certificate
+# (PostgreSQL's: the cluster script's own mariadb client refuses to set up a server
+# whose certificate has expired), a server certificate for another host name, a missing or expired client certificate
+# where one is required (and the same options with ours accepted), TLS asked of a
+# plain-text MariaDB server; bad TLS options (exit 2).
 # Usage: segment_db_tls.sh /path/to/idgen [PART...]   (tests/integration/parts.bash)
 source "$(dirname "$0")/segment_common.bash"
 source "$(dirname "$0")/parts.bash"
@@ -67,8 +69,10 @@ if part postgres; then
   start_bg pg pg-tls PG_CLUSTER_TLS="$C" --
   start_bg pg pg-client PG_CLUSTER_TLS="$C" PG_CLUSTER_TLS_PAIR=wronghost \
     PG_CLUSTER_TLS_CLIENT=verify-ca --
+  start_bg pg pg-expired PG_CLUSTER_TLS="$C" PG_CLUSTER_TLS_PAIR=expired --
   wait_started
   port=$(cut -d' ' -f1 "$T/pg-tls.out") client_port=$(cut -d' ' -f1 "$T/pg-client.out")
+  expired_port=$(cut -d' ' -f1 "$T/pg-expired.out")
   at="host=127.0.0.1 port=$port dbname=postgres user=postgres"
   DSN="$at sslmode=verify-full sslrootcert=$C/ca.pem"
   scenario_two_processes
@@ -81,6 +85,9 @@ if part postgres; then
   refused 1 'root certificate file .*no-such.pem" does not exist' "$port" \
     "$at sslmode=verify-full sslrootcert=$NONE"
   ok "postgres: a CA file that is not there refused"
+  refused 1 'certificate verify failed' "$expired_port" \
+    "host=127.0.0.1 port=$expired_port dbname=postgres user=postgres sslmode=verify-full sslrootcert=$C/ca.pem"
+  ok "postgres: an expired server certificate refused (verify-full: the right CA and host name, so expiry alone; libpq says no more than \"certificate verify failed\")"
   at="host=127.0.0.1 port=$client_port dbname=postgres user=postgres"
   mine="sslcert=$C/client.pem sslkey=$C/client.key"
   refused 1 'does not match host name "127\.0\.0\.1"' "$client_port" \
@@ -90,8 +97,10 @@ if part postgres; then
     "$at sslmode=verify-ca sslrootcert=$C/ca.pem sslcert=$NONE"
   refused 1 'alert unknown ca|server closed the connection|SSL SYSCALL' "$client_port" \
     "$at sslmode=verify-ca sslrootcert=$C/ca.pem sslcert=$C/other.pem sslkey=$C/other.key"
+  refused 1 'certificate expired|server closed the connection|SSL SYSCALL' "$client_port" \
+    "$at sslmode=verify-ca sslrootcert=$C/ca.pem sslcert=$C/client-expired.pem sslkey=$C/client-expired.key"
   accepted "$at sslmode=verify-ca sslrootcert=$C/ca.pem $mine"
-  ok "postgres: client certificate required: none, or one from another CA, refused; ours accepted"
+  ok "postgres: client certificate required: none, an expired one or one from another CA refused; ours accepted"
   refused 2 "sslmode 'verify_full' is not one of disable, allow, prefer, require, verify-ca, verify-full" \
     "$port" "$at sslmode=verify_full sslrootcert=$C/ca.pem"
   refused 2 "ssl_min_protocol_version 'TLSv1.4' is not one of" "$port" \
@@ -132,8 +141,10 @@ if part mariadb; then
   # TLS 1.3: the server's alert meets the client in its handshake or at its next read
   refused 1 'Lost connection|Access denied|alert unknown ca' "$client_port" \
     "servers=$client_eps ssl-ca=$C/ca.pem ssl-verify=off ssl-cert=$C/other.pem ssl-key=$C/other.key"
+  refused 1 'Lost connection|Access denied|certificate expired' "$client_port" \
+    "servers=$client_eps ssl-ca=$C/ca.pem ssl-verify=off ssl-cert=$C/client-expired.pem ssl-key=$C/client-expired.key"
   accepted "servers=$client_eps ssl-ca=$C/ca.pem ssl-verify=off $mine"
-  ok "mariadb: client certificate required: none, or one from another CA, refused; ours accepted"
+  ok "mariadb: client certificate required: none, an expired one or one from another CA refused; ours accepted"
   refused 1 'TLS asked .*plain text: refused' "$plain_port" "servers=$plain_eps ssl-verify=off"
   refused 1 'SSL is required, but the server does not support it' "$plain_port" \
     "servers=$plain_eps ssl-ca=$C/ca.pem"
