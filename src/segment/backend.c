@@ -35,6 +35,22 @@ int idgen__segment_backend_open(idgen__segment_backend **out, const char *kind,
   return idgen__segment_backend_open_with(out, kind, dsn, timeout_ms, NULL, err, errlen);
 }
 
+void idgen__segment_access_copy(idgen_lease_config *dst, const idgen_lease_config *src) {
+  memcpy(dst->etcd_cacert, src->etcd_cacert, sizeof dst->etcd_cacert);
+  memcpy(dst->etcd_cert, src->etcd_cert, sizeof dst->etcd_cert);
+  memcpy(dst->etcd_key, src->etcd_key, sizeof dst->etcd_key);
+  memcpy(dst->etcd_user, src->etcd_user, sizeof dst->etcd_user);
+  memcpy(dst->etcd_password_file, src->etcd_password_file, sizeof dst->etcd_password_file);
+  memcpy(dst->etcd_password, src->etcd_password, sizeof dst->etcd_password);
+  memcpy(dst->redis_cacert, src->redis_cacert, sizeof dst->redis_cacert);
+  memcpy(dst->redis_cert, src->redis_cert, sizeof dst->redis_cert);
+  memcpy(dst->redis_key, src->redis_key, sizeof dst->redis_key);
+  memcpy(dst->redis_user, src->redis_user, sizeof dst->redis_user);
+  memcpy(dst->redis_password_file, src->redis_password_file,
+         sizeof dst->redis_password_file);
+  memcpy(dst->redis_password, src->redis_password, sizeof dst->redis_password);
+}
+
 int idgen__segment_backend_open_with(idgen__segment_backend **out, const char *kind,
                                      const char *dsn, int64_t timeout_ms,
                                      const idgen_lease_config *access, char *err,

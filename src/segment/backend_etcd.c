@@ -344,15 +344,8 @@ int idgen__segment_etcd_new(idgen__segment_backend **out, const char *dsn,
   if (!lc || !e)
     goto fail;
   idgen_lease_config_init(lc);
-  if (access) {
-    memcpy(lc->etcd_cacert, access->etcd_cacert, sizeof lc->etcd_cacert);
-    memcpy(lc->etcd_cert, access->etcd_cert, sizeof lc->etcd_cert);
-    memcpy(lc->etcd_key, access->etcd_key, sizeof lc->etcd_key);
-    memcpy(lc->etcd_user, access->etcd_user, sizeof lc->etcd_user);
-    memcpy(lc->etcd_password_file, access->etcd_password_file,
-           sizeof lc->etcd_password_file);
-    memcpy(lc->etcd_password, access->etcd_password, sizeof lc->etcd_password);
-  }
+  if (access)
+    idgen__segment_access_copy(lc, access);
   lc->request_timeout_ms = timeout_ms;
   if ((rc = idgen_lease_config_set(lc, "etcd", dsn, why, sizeof why))) {
     const char *reason = strncmp(why, "--etcd: ", 8) ? why : why + 8;

@@ -104,6 +104,9 @@ int idgen__segment_backend_open_with(idgen__segment_backend **out, const char *k
                                      const char *dsn, int64_t timeout_ms,
                                      const idgen_lease_config *access, char *err,
                                      size_t errlen);
+/* The fields of src that idgen__segment_backend_open_with's access reads (the etcd and
+ * Redis TLS files, users and passwords) into dst; the rest of dst stays as it is. */
+void idgen__segment_access_copy(idgen_lease_config *dst, const idgen_lease_config *src);
 static inline void idgen__segment_backend_free(idgen__segment_backend *b) {
   if (b)
     b->vtable->free(b);

@@ -239,24 +239,6 @@ const char *idgen__lease_key_text(const idgen_lease_config *l, const char *flag)
                                                 : NULL;
 }
 
-/* The etcd and Redis TLS and auth settings of src into dst (a segment generator's etcd
- * or redis backend takes them from its lease config). */
-static void copy_access(idgen_lease_config *dst, const idgen_lease_config *src) {
-  memcpy(dst->etcd_cacert, src->etcd_cacert, sizeof dst->etcd_cacert);
-  memcpy(dst->etcd_cert, src->etcd_cert, sizeof dst->etcd_cert);
-  memcpy(dst->etcd_key, src->etcd_key, sizeof dst->etcd_key);
-  memcpy(dst->etcd_user, src->etcd_user, sizeof dst->etcd_user);
-  memcpy(dst->etcd_password_file, src->etcd_password_file, sizeof dst->etcd_password_file);
-  memcpy(dst->etcd_password, src->etcd_password, sizeof dst->etcd_password);
-  memcpy(dst->redis_cacert, src->redis_cacert, sizeof dst->redis_cacert);
-  memcpy(dst->redis_cert, src->redis_cert, sizeof dst->redis_cert);
-  memcpy(dst->redis_key, src->redis_key, sizeof dst->redis_key);
-  memcpy(dst->redis_user, src->redis_user, sizeof dst->redis_user);
-  memcpy(dst->redis_password_file, src->redis_password_file,
-         sizeof dst->redis_password_file);
-  memcpy(dst->redis_password, src->redis_password, sizeof dst->redis_password);
-}
-
 static int serve_opt(const char *name) {
   for (size_t i = 0; i < NOPTS; i++)
     if (!strcmp(idgen__serve_opts[i].name, name))
@@ -490,7 +472,7 @@ static int default_from_flags(idgen__serve_config *cfg, idgen__gen_spec *s, char
     s->seq_reset_threshold = cfg->seq_reset_threshold;
     s->lease = cfg->lease;
   } else {
-    copy_access(&s->lease, &cfg->lease); /* the file's default entry set them there */
+    idgen__segment_access_copy(&s->lease, &cfg->lease); /* the file's default entry set them there */
   }
   return 0;
 }
